@@ -1,0 +1,67 @@
+"""The ASGI app: GraphQL at /graphql (GraphiQL on GET), health at /healthz."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route, WebSocketRoute
+from strawberry.asgi import GraphQL
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
+from tortoise.contrib.starlette import RegisterTortoise
+
+from graph.context import Context
+from graph.schema import build_schema
+from models import db
+from permissions.tokens import principal_from_header
+from resolvers.errors import Unauthenticated
+
+log = logging.getLogger("agentlog")
+
+
+class AgentlogGraphQL(GraphQL):
+    async def get_context(self, request: Any, response: Any = None) -> Context:
+        try:
+            principal = principal_from_header(request.headers.get("authorization"))
+        except Unauthenticated as exc:
+            return Context(request=request, response=response, principal=None, auth_error=exc)
+        return Context(request=request, response=response, principal=principal)
+
+
+async def healthz(request: Request) -> JSONResponse:
+    return JSONResponse({"status": "ok"})
+
+
+def describe_url(url: str) -> str:
+    if url.startswith("sqlite"):
+        return f"embedded SQLite at {url.split('://', 1)[1]}"
+    scheme, _, rest = url.partition("://")
+    return f"{scheme} database {rest.rsplit('@', 1)[-1]}"
+
+
+def create_app(database_url: str | None = None, create_database: bool = False) -> Starlette:
+    url = database_url or db.database_url()
+    graphql = AgentlogGraphQL(
+        build_schema(),
+        graphql_ide="graphiql",
+        allow_queries_via_get=False,
+        subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL],
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette):
+        async with RegisterTortoise(app, config=db.tortoise_config(url), _create_db=create_database):
+            await db.migrate()
+            log.info("agentlog is keeping its record in the %s", describe_url(url))
+            yield
+
+    routes = [
+        Route("/healthz", healthz),
+        Route("/graphql", graphql, methods=["GET", "POST"]),
+        WebSocketRoute("/graphql", graphql),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)

@@ -1,0 +1,43 @@
+"""The per-request context: who is calling, what they may read, and the request's loaders."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from strawberry.types import Info as StrawberryInfo
+
+from graph.loaders import Loaders
+from permissions.access import Access
+from permissions.principal import Principal
+from resolvers.errors import AgentlogError, Unauthenticated
+
+
+@dataclass
+class Context:
+    request: Any
+    response: Any
+    principal: Principal | None
+    auth_error: AgentlogError | None = None
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+
+    def __post_init__(self) -> None:
+        self.access = Access(self.principal)
+        self.loaders = Loaders(self.principal.tenant if self.principal else "")
+
+    def caller(self) -> Principal:
+        """The caller, or UNAUTHENTICATED when the token is missing or bad."""
+        if self.auth_error is not None:
+            raise self.auth_error
+        if self.principal is None:
+            raise Unauthenticated("A bearer token is required.")
+        return self.principal
+
+    def writer(self) -> Principal | None:
+        if self.auth_error is not None:
+            raise self.auth_error
+        return self.principal
+
+
+Info = StrawberryInfo[Context, None]

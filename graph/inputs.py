@@ -1,0 +1,158 @@
+"""The mutations' inputs, exactly as the contract names them."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+import strawberry
+from strawberry.types.unset import UnsetType
+
+from graph.types.enums import AgentLogging, TaskCause, TaskStatus, ToolEffect
+from graph.types.scalars import JSON, Long
+
+
+def plain(value: Any) -> Any:
+    """An input as plain Python: dicts with snake_case keys, enum values as strings, unset as None."""
+    if isinstance(value, UnsetType):
+        return None
+    if isinstance(value, Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+@strawberry.input
+class PrincipalInput:
+    id: str
+    name: str | None = None
+
+
+@strawberry.input
+class RegisterAgentInput:
+    name: str
+    purpose: str | None = None
+    roles: list[str] | None = None
+    transcript_readers: list[str] | None = None
+    logging: AgentLogging = AgentLogging.FULL
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class PoliciesInput:
+    supervises_agents: list[str] | None = None
+    audits_agents: list[str] | None = None
+    teaches_agents: list[str] | None = None
+    reads_all_agent_work: list[str] | None = None
+    erases_agent_records: list[str] | None = None
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class StartTaskInput:
+    agent: str
+    skill: str
+    actor: PrincipalInput
+    skill_version: str | None = None
+    cause: TaskCause = TaskCause.REQUEST
+    about: str | None = None
+    trigger: str | None = None
+    given: str | None = None
+    requester: PrincipalInput | None = None
+    parent: strawberry.ID | None = None
+    limit_micros: Long | None = None
+    session: str | None = None
+    workflow_run: str | None = None
+    run_step: str | None = None
+    entity_type: str | None = None
+    entity_id: str | None = None
+    instruction_set: int | None = None
+    instructions_sent: str | None = None
+    summary: str | None = None
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class ModelCallInput:
+    task: strawberry.ID
+    model: str
+    input_tokens: Long
+    output_tokens: Long
+    cost_micros: Long
+    provider: str | None = None
+    route_rule: str | None = None
+    attempts: int = 1
+    duration_ms: int | None = None
+    by_tool: str | None = None
+    system_prompt: str | None = None
+    messages: JSON | None = None
+    response: JSON | None = None
+    classification: str | None = None
+    summary: str | None = None
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class ToolCallInput:
+    task: strawberry.ID
+    tool: str
+    tool_call_id: str | None = None
+    input: JSON | None = None
+    effect: ToolEffect = ToolEffect.QUERY
+    summary: str | None = None
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class ToolResultInput:
+    task: strawberry.ID
+    tool: str
+    tool_call_id: str | None = None
+    output: JSON | None = None
+    is_error: bool = False
+    duration_ms: int | None = None
+    summary: str | None = None
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class AskForHelpInput:
+    question: str
+    asked_of: PrincipalInput
+    task: strawberry.ID | None = None
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class SendBackInput:
+    help: strawberry.ID
+    answer: str
+    by: PrincipalInput
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class EndTaskInput:
+    task: strawberry.ID
+    status: TaskStatus
+    outcome: str | None = None
+    result: JSON | None = None
+    summary: str | None = None
+    idempotency_key: str | None = None
+
+
+@strawberry.input(description="Narrows tasks(); a filter on a field the caller may not read is refused.")
+class TaskFilter:
+    agent: str | None = None
+    skill: str | None = None
+    status: TaskStatus | None = None
+    requester: str | None = None
+    session: str | None = None
+    roots_only: bool | None = None
+    started_after: datetime | None = None
+    started_before: datetime | None = None

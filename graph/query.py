@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import strawberry
+
+from graph.context import Info
+from graph.inputs import TaskFilter, plain
+from graph.types.agent_help import AgentHelp, help_view
+from graph.types.agent_task import AgentTask, task_view, task_views
+from graph.types.connection import AgentTaskConnection, AgentTaskEdge, PageInfo
+from graph.types.trace_check import TraceCheck
+from graph.types.viewer import Viewer
+from resolvers import reads
+from resolvers.verify import verify_task
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(description="One task, or null when it does not exist for the caller.")
+    async def task(self, info: Info, id: strawberry.ID) -> AgentTask | None:
+        return await task_view(info, await reads.task_row(info.context.access, id))
+
+    @strawberry.field(description="Tasks the caller may see, newest first by startedAt then id; first is at most 500.")
+    async def tasks(
+        self, info: Info, filter: TaskFilter | None = None, first: int = 50, after: str | None = None
+    ) -> AgentTaskConnection:
+        flt = reads.TaskFilter(**{k: v for k, v in (plain(filter) or {}).items() if v is not None})
+        rows, more = await reads.list_tasks(info.context.access, flt, first, after)
+        views = {v.row.id: v for v in await task_views(info, rows)}
+        edges = [AgentTaskEdge(cursor=reads.encode_cursor(r), node=views[r.id]) for r in rows if r.id in views]
+        return AgentTaskConnection(
+            edges=edges,
+            page_info=PageInfo(
+                has_next_page=more,
+                has_previous_page=after is not None,
+                start_cursor=edges[0].cursor if edges else None,
+                end_cursor=edges[-1].cursor if edges else None,
+            ),
+        )
+
+    @strawberry.field(description="Walks the whole chain of the task's tree; null for a task the caller cannot see.")
+    async def verify_trace(self, info: Info, task: strawberry.ID) -> TraceCheck | None:
+        row = await reads.task_row(info.context.access, task)
+        if row is None:
+            return None
+        return TraceCheck.of(await verify_task(row.id))
+
+    @strawberry.field(description="One help request, or null when it does not exist for the caller.")
+    async def agent_help(self, info: Info, id: strawberry.ID) -> AgentHelp | None:
+        return await help_view(info, await reads.help_row(info.context.access, id))
+
+    @strawberry.field(description="The caller, as the token says.")
+    def me(self, info: Info) -> Viewer:
+        p = info.context.caller()
+        return Viewer(id=p.sub, name=p.name, tenant=p.tenant, roles=sorted(p.roles))

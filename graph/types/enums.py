@@ -1,0 +1,53 @@
+from enum import Enum
+
+import strawberry
+
+
+@strawberry.enum(description="How a piece of work stands.")
+class TaskStatus(Enum):
+    RUNNING = "RUNNING"
+    DONE = "DONE"
+    FAILED = "FAILED"
+    STOPPED = "STOPPED"
+
+
+@strawberry.enum(description="What set a piece of work going.")
+class TaskCause(Enum):
+    REQUEST = "REQUEST"
+    CHAT = "CHAT"
+    WORKFLOW = "WORKFLOW"
+    EVENT = "EVENT"
+    SCHEDULE = "SCHEDULE"
+    SPAWN = "SPAWN"
+
+
+@strawberry.enum(description="What a line of the record tells.")
+class TraceKind(Enum):
+    STARTED = "STARTED"
+    MODEL_CALL = "MODEL_CALL"
+    TOOL_CALL = "TOOL_CALL"
+    TOOL_RESULT = "TOOL_RESULT"
+    ASKED_FOR_HELP = "ASKED_FOR_HELP"
+    SENT_BACK = "SENT_BACK"
+    ENDED = "ENDED"
+    ERASED = "ERASED"
+
+
+@strawberry.enum(description="Why a line's content is or is not shown; the first that applies wins.")
+class ContentAccess(Enum):
+    ERASED = "ERASED"
+    WITHHELD = "WITHHELD"
+    DENIED = "DENIED"
+    SHOWN = "SHOWN"
+
+
+@strawberry.enum(description="What an agent's work records: everything, or no content.")
+class AgentLogging(Enum):
+    FULL = "FULL"
+    METADATA_ONLY = "METADATA_ONLY"
+
+
+@strawberry.enum(description="Whether a tool only reads or changes data.")
+class ToolEffect(Enum):
+    QUERY = "QUERY"
+    CHANGE = "CHANGE"

@@ -1,0 +1,22 @@
+import strawberry
+
+import models
+
+
+@strawberry.type(description="The roles holding each capability in this tenant. Every list is empty until set.")
+class Policies:
+    supervises_agents: list[str]
+    audits_agents: list[str]
+    teaches_agents: list[str]
+    reads_all_agent_work: list[str]
+    erases_agent_records: list[str]
+
+    @classmethod
+    def of(cls, row: models.TenantPolicies) -> "Policies":
+        return cls(
+            supervises_agents=list(row.supervises_agents or []),
+            audits_agents=list(row.audits_agents or []),
+            teaches_agents=list(row.teaches_agents or []),
+            reads_all_agent_work=list(row.reads_all_agent_work or []),
+            erases_agent_records=list(row.erases_agent_records or []),
+        )

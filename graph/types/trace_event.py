@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+
+import models
+from graph.context import Info
+from graph.guard import build, guarded
+from graph.types.enums import ContentAccess, TraceKind
+from graph.types.scalars import Long
+from permissions.table import Group
+
+if TYPE_CHECKING:
+    from graph.types.agent_task import AgentTask
+    from graph.types.llm_call import LlmCall
+
+F, S, C = Group.FIGURES, Group.SENTENCES, Group.CONTENT
+
+
+@strawberry.type(description="One line of a work tree's record: a step told in a sentence, its content beside it, hash-chained.")
+class TraceEvent:
+    groups: strawberry.Private[frozenset]
+    event: strawberry.Private[models.TraceEvent]
+
+    seq: int = guarded(F, "Its place in the tree's chain, from 1.")
+    kind: TraceKind | None = guarded(F, "What the line tells.")
+    at: datetime | None = guarded(F, "When it happened (UTC).")
+    model: str | None = guarded(F, "The model that served a model call.")
+    route_rule: str | None = guarded(F, "The rule that chose the model.")
+    attempts: int | None = guarded(F, "How many attempts the model call took.")
+    cost_micros: Long | None = guarded(F, "What a model call cost, in millionths of a dollar.")
+    tool: str | None = guarded(F, "The tool called or answering.")
+    tool_call_id: str | None = guarded(F, "The id pairing a tool call with its result.")
+    input_tokens: Long | None = guarded(F, "A model call's input tokens.")
+    output_tokens: Long | None = guarded(F, "A model call's output tokens.")
+    duration_ms: int | None = guarded(F, "How long it took.")
+    is_error: bool | None = guarded(F, "Whether a tool failed.")
+    summary_hash: str | None = guarded(F, "The salted commitment to the sentence.")
+    payload_hash: str | None = guarded(F, "The salted commitment to the content.")
+    prev_hash: str | None = guarded(F, "The previous line's hash; 64 zeros on line 1.")
+    hash: str | None = guarded(F, "This line's hash.")
+    erased_at: datetime | None = guarded(F, "When its sentence was erased.")
+    content_erased_at: datetime | None = guarded(F, "When its content was erased.")
+    content_access: ContentAccess | None = guarded(F, "Why the content is or is not shown to the caller.")
+    summary: str | None = guarded(S, "The step in a sentence.")
+    summary_salt: str | None = guarded(S, "The sentence's salt, erased with it.")
+    payload: str | None = guarded(C, "The content, as stored text.")
+    payload_salt: str | None = guarded(C, "The content's salt, erased with it.")
+
+    @guarded(F, "The task the line belongs to.")
+    async def task(self, info: Info) -> Annotated["AgentTask", strawberry.lazy("graph.types.agent_task")] | None:
+        from graph.types.agent_task import task_view
+
+        return await task_view(info, await info.context.loaders.task.load(self.event.task_id))
+
+    @guarded(F, "A model call's meter row.")
+    async def call(self, info: Info) -> Annotated["LlmCall", strawberry.lazy("graph.types.llm_call")] | None:
+        from graph.types.llm_call import call_view
+
+        if self.event.call_id is None:
+            return None
+        calls = await info.context.loaders.calls.load(self.event.task_id)
+        return next((call_view(c) for c in calls if c.id == self.event.call_id), None)
+
+
+def content_access(event: models.TraceEvent, groups: frozenset) -> ContentAccess:
+    if event.content_erased_at is not None:
+        return ContentAccess.ERASED
+    if event.withheld is not None:
+        return ContentAccess.WITHHELD
+    if Group.CONTENT not in groups:
+        return ContentAccess.DENIED
+    return ContentAccess.SHOWN
+
+
+def line_view(event: models.TraceEvent, groups: frozenset) -> TraceEvent:
+    return build(
+        TraceEvent,
+        groups,
+        event=event,
+        seq=event.seq,
+        kind=TraceKind(event.kind),
+        at=event.at,
+        model=event.model,
+        route_rule=event.route_rule,
+        attempts=event.attempts,
+        cost_micros=event.cost_micros,
+        tool=event.tool,
+        tool_call_id=event.tool_call_id,
+        input_tokens=event.input_tokens,
+        output_tokens=event.output_tokens,
+        duration_ms=event.duration_ms,
+        is_error=event.is_error,
+        summary_hash=event.summary_hash,
+        payload_hash=event.payload_hash,
+        prev_hash=event.prev_hash,
+        hash=event.hash,
+        erased_at=event.erased_at,
+        content_erased_at=event.content_erased_at,
+        content_access=content_access(event, groups),
+        summary=event.summary,
+        summary_salt=event.summary_salt,
+        payload=event.payload,
+        payload_salt=event.payload_salt,
+    )

@@ -1,0 +1,19 @@
+from models.agent import RegisteredAgent
+from models.erasure import ErasureRecord
+from models.help import AgentHelp
+from models.idempotency import IdempotencyKey
+from models.llm_call import LlmCall
+from models.policies import TenantPolicies
+from models.task import AgentTask
+from models.trace_event import TraceEvent
+
+__all__ = [
+    "AgentHelp",
+    "AgentTask",
+    "ErasureRecord",
+    "IdempotencyKey",
+    "LlmCall",
+    "RegisteredAgent",
+    "TenantPolicies",
+    "TraceEvent",
+]

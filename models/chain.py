@@ -1,0 +1,202 @@
+"""The record's hash chain, encoding v1: plain functions over plain values.
+
+Nothing here touches a database or GraphQL, so an exported record can be
+verified offline by the same code the server uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+COMMIT_TAG = b"agentlog/commit/v1\x00"
+LINE_TAG = b"agentlog/line/v1\x00"
+GENESIS = "0" * 64
+ERASED_SENTENCE = "Erased."
+
+FIXED_KEYS = (
+    "seq", "kind", "task", "at", "model", "routeRule", "attempts", "costMicros",
+    "inputTokens", "outputTokens", "tool", "toolCallId", "isError", "durationMs",
+)
+
+
+def new_salt() -> str:
+    return secrets.token_hex(16)
+
+
+def commit(salt: str, text: str) -> str:
+    return hashlib.sha256(COMMIT_TAG + bytes.fromhex(salt) + text.encode("utf-8")).hexdigest()
+
+
+def rfc3339(at: datetime) -> str:
+    return at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def compact_json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(slots=True)
+class Line:
+    """One line of a record, as stored: what the hash covers and what it is checked against."""
+
+    seq: int
+    kind: str
+    task: str
+    at: datetime
+    summary: str | None
+    payload: str | None
+    summary_salt: str | None
+    payload_salt: str | None
+    summary_hash: str
+    payload_hash: str
+    prev_hash: str
+    hash: str
+    model: str | None = None
+    route_rule: str | None = None
+    attempts: int | None = None
+    cost_micros: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    tool: str | None = None
+    tool_call_id: str | None = None
+    is_error: bool | None = None
+    duration_ms: int | None = None
+    erased: bool = False
+    content_erased: bool = False
+
+
+def fixed_json(line: Line) -> str:
+    fixed = {
+        "seq": line.seq,
+        "kind": line.kind,
+        "task": str(line.task).lower(),
+        "at": rfc3339(line.at),
+        "model": line.model,
+        "routeRule": line.route_rule,
+        "attempts": line.attempts,
+        "costMicros": line.cost_micros,
+        "inputTokens": line.input_tokens,
+        "outputTokens": line.output_tokens,
+        "tool": line.tool,
+        "toolCallId": line.tool_call_id,
+        "isError": line.is_error,
+        "durationMs": line.duration_ms,
+    }
+    return json.dumps(fixed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def line_hash(prev_hash: str, fixed: str, summary_hash: str, payload_hash: str) -> str:
+    return hashlib.sha256(
+        LINE_TAG
+        + bytes.fromhex(prev_hash)
+        + fixed.encode("utf-8")
+        + bytes.fromhex(summary_hash)
+        + bytes.fromhex(payload_hash)
+    ).hexdigest()
+
+
+def seal(line: Line, prev_hash: str) -> Line:
+    """Salts, commits and hashes a new line in place, after `prev_hash`."""
+    line.summary_salt = new_salt()
+    line.payload_salt = new_salt()
+    line.summary_hash = commit(line.summary_salt, line.summary or "")
+    line.payload_hash = commit(line.payload_salt, line.payload or "")
+    line.prev_hash = prev_hash
+    line.hash = line_hash(prev_hash, fixed_json(line), line.summary_hash, line.payload_hash)
+    return line
+
+
+@dataclass(frozen=True, slots=True)
+class TraceCheck:
+    intact: bool
+    lines: int
+    broken_at: int | None
+    problem: str | None
+    erased: int
+
+
+class ChainChecker:
+    """Checks lines fed in seq order, one at a time, holding only what the next line needs."""
+
+    def __init__(self) -> None:
+        self.expected = 1
+        self.prev_hash = GENESIS
+        self.lines = 0
+        self.erased = 0
+        self.problem: tuple[int, str] | None = None
+        self.uncovered: int | None = None
+        self.uncovered_before_problem: int | None = None
+        self.last_erasure = 0
+
+    def feed(self, line: Line) -> None:
+        n = self.expected
+        self.lines += 1
+        if line.kind == "ERASED":
+            self.uncovered = None
+            self.last_erasure = n
+        if line.erased or line.content_erased:
+            self.erased += 1
+            if self.uncovered is None:
+                self.uncovered = n
+        if self.problem is None:
+            found = self._problem_with(line)
+            if found:
+                self.problem = (n, found)
+                if self.uncovered is not None and self.uncovered < n:
+                    self.uncovered_before_problem = self.uncovered
+        self.expected += 1
+        self.prev_hash = line.hash
+
+    def _problem_with(self, line: Line) -> str | None:
+        n = self.expected
+        if line.seq > n:
+            return f"Line {n} is missing: the record goes from line {n - 1} to line {line.seq}."
+        if line.seq < n:
+            return f"Line {n} is out of place: it says it is line {line.seq}."
+        if line.erased:
+            if line.summary != ERASED_SENTENCE or line.summary_salt is not None:
+                return f"Line {n} was erased, and something was written in its place."
+        elif line.summary_salt is None or commit(line.summary_salt, line.summary or "") != line.summary_hash:
+            return f"Line {n}'s sentence is not the one it was written with."
+        if line.content_erased:
+            if line.payload or line.payload_salt is not None:
+                return f"Line {n}'s content is marked erased, but content is still there."
+        elif line.payload_salt is None or commit(line.payload_salt, line.payload or "") != line.payload_hash:
+            return f"Line {n}'s content is not the content it was written with."
+        if line.prev_hash != self.prev_hash:
+            return f"Line {n} does not follow line {n - 1}: a line was removed, moved or slipped in."
+        if line_hash(line.prev_hash, fixed_json(line), line.summary_hash, line.payload_hash) != line.hash:
+            return f"Line {n} was changed after it was written."
+        return None
+
+    def finish(self, head_length: int, head_hash: str) -> TraceCheck:
+        problem = self.problem
+        if problem is not None and self.uncovered_before_problem is not None and self.last_erasure < problem[0]:
+            problem = None
+            self.uncovered = self.uncovered_before_problem
+        if problem is None and self.uncovered is not None:
+            problem = (self.uncovered, f"Line {self.uncovered} is marked erased, but no erasure was recorded after it.")
+        if problem is None and self.lines < head_length:
+            missing = self.lines + 1
+            problem = (missing, f"Line {missing} is missing: the record ends at line {self.lines}, and its head says {head_length}.")
+        if problem is None and self.lines > head_length:
+            extra = head_length + 1
+            problem = (extra, f"Line {extra} was slipped in after the head, which says {head_length} lines.")
+        if problem is None and self.lines and self.prev_hash != head_hash:
+            problem = (self.lines, f"Line {self.lines} is not the line the head was written after.")
+        if problem is None:
+            return TraceCheck(True, self.lines, None, None, self.erased)
+        return TraceCheck(False, self.lines, problem[0], problem[1], self.erased)
+
+
+def check_chain(lines: Iterable[Line], head_length: int, head_hash: str) -> TraceCheck:
+    checker = ChainChecker()
+    for line in lines:
+        checker.feed(line)
+    return checker.finish(head_length, head_hash)

@@ -1,0 +1,73 @@
+"""Bearer tokens: HS256 JWTs carrying sub, name, tenant, roles, kit and exp."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta, timezone
+
+import jwt
+
+from permissions.principal import Principal
+from resolvers.errors import Unauthenticated
+
+DEV_SECRET = "agentlog-local-development-secret-change-me"
+
+
+def secret() -> str:
+    return os.environ.get("AGENTLOG_JWT_SECRET", DEV_SECRET)
+
+
+def issue_token(
+    sub: str,
+    tenant: str,
+    roles: list[str] | None = None,
+    name: str | None = None,
+    kit: bool = False,
+    ttl: timedelta = timedelta(hours=12),
+    key: str | None = None,
+) -> str:
+    claims = {
+        "sub": sub,
+        "tenant": tenant,
+        "roles": list(roles or []),
+        "kit": kit,
+        "exp": datetime.now(timezone.utc) + ttl,
+    }
+    if name:
+        claims["name"] = name
+    return jwt.encode(claims, key or secret(), algorithm="HS256")
+
+
+def read_token(token: str, key: str | None = None) -> Principal:
+    try:
+        claims = jwt.decode(
+            token,
+            key or secret(),
+            algorithms=["HS256"],
+            options={"require": ["sub", "tenant", "exp"]},
+        )
+    except jwt.ExpiredSignatureError as exc:
+        raise Unauthenticated("The token has expired.") from exc
+    except jwt.InvalidTokenError as exc:
+        raise Unauthenticated("The token is not valid.") from exc
+    roles = claims.get("roles") or []
+    tenant = claims.get("tenant")
+    if not isinstance(tenant, str) or not tenant or not isinstance(roles, list):
+        raise Unauthenticated("The token's tenant or roles are not valid.")
+    return Principal(
+        sub=claims["sub"],
+        tenant=tenant,
+        name=claims.get("name"),
+        roles=frozenset(str(r) for r in roles),
+        kit=claims.get("kit") is True,
+    )
+
+
+def principal_from_header(authorization: str | None) -> Principal | None:
+    """None when no token was sent; Unauthenticated when one was sent and is bad."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated("The Authorization header must be 'Bearer <token>'.")
+    return read_token(token.strip())

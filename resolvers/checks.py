@@ -1,0 +1,76 @@
+"""Input checks shared by the kit's writes. Each failure names the field at fault."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from models.chain import compact_json
+from resolvers.errors import BadInput
+
+NAME_CHARS = 200
+LINE_CHARS = 10_000
+TEXT_CHARS = 1_000_000
+JSON_BYTES = 1_000_000
+MAX_LONG = 2**63 - 1
+
+
+def uuid_of(field: str, value: str | None) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(value))
+    except (TypeError, ValueError) as exc:
+        raise BadInput(f"{field}: {value!r} is not a UUID.") from exc
+
+
+def text(field: str, value: str | None, cap: int = LINE_CHARS, required: bool = False) -> str | None:
+    if value is None:
+        if required:
+            raise BadInput(f"{field} is required.")
+        return None
+    if required and not value.strip():
+        raise BadInput(f"{field} must not be empty.")
+    if len(value) > cap:
+        raise BadInput(f"{field} is {len(value)} characters long; at most {cap} are kept.")
+    return value
+
+
+def name(field: str, value: str | None, required: bool = False) -> str | None:
+    return text(field, value, NAME_CHARS, required)
+
+
+def count(field: str, value: int | None, least: int = 0) -> int | None:
+    if value is None:
+        return None
+    if value < least:
+        raise BadInput(f"{field} must be at least {least}, not {value}.")
+    if value > MAX_LONG:
+        raise BadInput(f"{field} is larger than a 64-bit integer.")
+    return value
+
+
+def json_text(field: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    stored = compact_json(value)
+    if len(stored.encode("utf-8")) > JSON_BYTES:
+        raise BadInput(f"{field} is more than {JSON_BYTES} bytes of JSON.")
+    return stored
+
+
+def names(field: str, values: list[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    if len(values) > 100:
+        raise BadInput(f"{field} lists more than 100 roles.")
+    return [name(f"{field}[{i}]", v, required=True) for i, v in enumerate(values)]
+
+
+def principal(field: str, value: dict | None, required: bool = False) -> dict | None:
+    if value is None:
+        if required:
+            raise BadInput(f"{field} is required.")
+        return None
+    return {
+        "id": name(f"{field}.id", value.get("id"), required=True),
+        "name": text(f"{field}.name", value.get("name"), 400),
+    }

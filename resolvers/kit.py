@@ -1,0 +1,329 @@
+"""The kit's writes: the only way receipts, lines and meter rows come to exist."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Any
+
+from models import AgentHelp, AgentTask, LlmCall, RegisteredAgent, TenantPolicies, TraceEvent
+from models.policies import CAPABILITIES
+from permissions.principal import Principal
+from resolvers import checks, sentences, settings
+from resolvers.errors import BadInput, Conflict, NotFound
+from resolvers.events import publish_task
+from resolvers.write_path import append, kit_write, lock_tree, now, running_task, task_of
+
+TASK_STATUSES = {"DONE", "FAILED", "STOPPED"}
+
+
+async def _agent(tenant: str, name: str, conn: Any) -> RegisteredAgent:
+    agent = await RegisteredAgent.filter(tenant=tenant, name=name).using_db(conn).first()
+    if agent is None:
+        raise BadInput(f"agent: {name!r} is not registered; call registerAgent first.")
+    return agent
+
+
+def withheld_reason(agent: RegisteredAgent | None, classification: str | None = None) -> str | None:
+    """Why content is not stored, or None when it is."""
+    if agent is not None and agent.logging == "METADATA_ONLY":
+        return "METADATA_ONLY"
+    if not settings.record_content():
+        return "RECORDING_OFF"
+    if classification is not None and classification.upper() == "REDACTED":
+        return "REDACTED"
+    return None
+
+
+async def _reload_task(tenant: str, rid: str) -> AgentTask:
+    return await AgentTask.get(id=rid, tenant=tenant)
+
+
+async def _reload_line(tenant: str, rid: str) -> TraceEvent:
+    return await TraceEvent.get(id=int(rid), tenant=tenant)
+
+
+async def _reload_help(tenant: str, rid: str) -> AgentHelp:
+    return await AgentHelp.get(id=rid, tenant=tenant)
+
+
+async def register_agent(principal: Principal | None, data: dict[str, Any]) -> RegisteredAgent:
+    async def body(kit: Principal, conn: Any) -> RegisteredAgent:
+        fields = {
+            "purpose": checks.text("purpose", data.get("purpose")),
+            "roles": checks.names("roles", data.get("roles")) or [],
+            "transcript_readers": checks.names("transcriptReaders", data.get("transcript_readers")) or [],
+            "logging": data.get("logging") or "FULL",
+        }
+        name = checks.name("name", data.get("name"), required=True)
+        agent, _ = await RegisteredAgent.update_or_create(defaults=fields, tenant=kit.tenant, name=name, using_db=conn)
+        return agent
+
+    async def reload(tenant: str, rid: str) -> RegisteredAgent:
+        return await RegisteredAgent.get(tenant=tenant, name=rid)
+
+    return await kit_write(principal, "registerAgent", data, body, lambda a: a.name, reload)
+
+
+async def define_policies(principal: Principal | None, data: dict[str, Any]) -> TenantPolicies:
+    async def body(kit: Principal, conn: Any) -> TenantPolicies:
+        given = {cap: checks.names(cap, data.get(cap)) for cap in CAPABILITIES}
+        policies = await TenantPolicies.filter(tenant=kit.tenant).using_db(conn).select_for_update().first()
+        if policies is None:
+            policies = TenantPolicies(tenant=kit.tenant)
+        for cap, roles in given.items():
+            if roles is not None:
+                setattr(policies, cap, roles)
+        await policies.save(using_db=conn)
+        return policies
+
+    async def reload(tenant: str, rid: str) -> TenantPolicies:
+        return await TenantPolicies.get(tenant=tenant)
+
+    return await kit_write(principal, "definePolicies", data, body, lambda p: p.tenant, reload)
+
+
+async def start_task(principal: Principal | None, data: dict[str, Any]) -> AgentTask:
+    async def body(kit: Principal, conn: Any) -> AgentTask:
+        agent_name = checks.name("agent", data.get("agent"), required=True)
+        agent = await _agent(kit.tenant, agent_name, conn)
+        reason = withheld_reason(agent)
+        requester = checks.principal("requester", data.get("requester"))
+        actor = checks.principal("actor", data.get("actor"), required=True)
+        instructions = checks.text("instructionsSent", data.get("instructions_sent"), checks.TEXT_CHARS)
+        given = checks.text("given", data.get("given"), checks.TEXT_CHARS)
+        task = AgentTask(
+            id=uuid.uuid4(),
+            tenant=kit.tenant,
+            agent=agent_name,
+            skill=checks.name("skill", data.get("skill"), required=True),
+            skill_version=checks.name("skillVersion", data.get("skill_version")),
+            cause=data.get("cause") or "REQUEST",
+            about=checks.text("about", data.get("about")),
+            trigger=checks.text("trigger", data.get("trigger")),
+            given=None if reason else given,
+            instruction_set=checks.count("instructionSet", data.get("instruction_set")),
+            instructions_sent=None if reason else instructions,
+            instructions_hash=hashlib.sha256(instructions.encode("utf-8")).hexdigest() if instructions is not None else None,
+            requester_id=requester["id"] if requester else None,
+            requester_name=requester["name"] if requester else None,
+            actor_id=actor["id"],
+            actor_name=actor["name"],
+            status="RUNNING",
+            limit_micros=checks.count("limitMicros", data.get("limit_micros")),
+            started_at=now(),
+            session=checks.name("session", data.get("session")),
+            workflow_run=checks.name("workflowRun", data.get("workflow_run")),
+            run_step=checks.name("runStep", data.get("run_step")),
+            entity_type=checks.name("entityType", data.get("entity_type")),
+            entity_id=checks.name("entityId", data.get("entity_id")),
+            withheld=reason,
+        )
+        summary = checks.text("summary", data.get("summary"))
+        if data.get("parent") is not None:
+            parent = await task_of(kit.tenant, "parent", data["parent"], conn)
+            root = await lock_tree(parent.root_id, conn)
+            parent = root if parent.id == root.id else await AgentTask.filter(id=parent.id).using_db(conn).get()
+            if parent.status != "RUNNING":
+                raise Conflict(f"parent: task {parent.id} has ended ({parent.status}); no sub-task starts under it.")
+            siblings = await AgentTask.filter(parent_id=parent.id).using_db(conn).count()
+            task.parent_id, task.root_id = parent.id, root.id
+            task.depth, task.sequence = parent.depth + 1, siblings + 1
+            task.path = f"{parent.path}/{task.id}"
+            task.session = task.session or parent.session
+        else:
+            root = task
+            task.root_id, task.depth, task.sequence, task.path = task.id, 0, 1, str(task.id)
+        await task.save(using_db=conn, force_create=True)
+        line = TraceEvent(
+            kind="STARTED",
+            task_id=task.id,
+            at=task.started_at,
+            summary=summary or sentences.started(agent_name, task.skill, requester, task.parent_id is not None),
+            payload=task.given,
+            withheld=reason,
+        )
+        await append(root, line, conn)
+        if root is task:
+            task.chain_length, task.chain_head = root.chain_length, root.chain_head
+        return task
+
+    task = await kit_write(principal, "startTask", data, body, lambda t: str(t.id), _reload_task)
+    await publish_task("AgentTaskStarted", task)
+    return task
+
+
+async def record_model_call(principal: Principal | None, data: dict[str, Any]) -> TraceEvent:
+    async def body(kit: Principal, conn: Any) -> TraceEvent:
+        model = checks.name("model", data.get("model"), required=True)
+        attempts = checks.count("attempts", data.get("attempts", 1) or 1, least=1)
+        input_tokens = checks.count("inputTokens", data.get("input_tokens"))
+        output_tokens = checks.count("outputTokens", data.get("output_tokens"))
+        cost = checks.count("costMicros", data.get("cost_micros"))
+        duration = checks.count("durationMs", data.get("duration_ms"))
+        by_tool = checks.name("byTool", data.get("by_tool"))
+        route_rule = checks.name("routeRule", data.get("route_rule"))
+        provider = checks.name("provider", data.get("provider"))
+        classification = checks.name("classification", data.get("classification"))
+        content = {
+            "systemPrompt": checks.text("systemPrompt", data.get("system_prompt"), checks.TEXT_CHARS),
+            "messages": data.get("messages"),
+            "response": data.get("response"),
+        }
+        payload = checks.json_text("messages/response", content)
+        summary = checks.text("summary", data.get("summary"))
+        task, root = await running_task(kit.tenant, "task", data.get("task"), conn)
+        agent = await RegisteredAgent.filter(tenant=kit.tenant, name=task.agent).using_db(conn).first()
+        reason = withheld_reason(agent, classification)
+        turn = None
+        if by_tool is None:
+            turn = await TraceEvent.filter(task_id=task.id, kind="MODEL_CALL", by_tool=None).using_db(conn).count() + 1
+        at = now()
+        call = await LlmCall.create(
+            id=uuid.uuid4(), tenant=kit.tenant, task_id=task.id, task_path=task.path, turn=turn, agent=task.agent,
+            model=model, provider=provider, route_rule=route_rule, attempts=attempts, input_tokens=input_tokens,
+            output_tokens=output_tokens, cost_micros=cost, duration_ms=duration, at=at, by_tool=by_tool,
+            using_db=conn,
+        )
+        line = TraceEvent(
+            kind="MODEL_CALL", task_id=task.id, at=at,
+            summary=summary or sentences.model_call(model, route_rule, cost, content["response"], by_tool),
+            payload=None if reason else payload, withheld=reason, model=model, route_rule=route_rule,
+            attempts=attempts, cost_micros=cost, call_id=call.id, input_tokens=input_tokens,
+            output_tokens=output_tokens, duration_ms=duration, by_tool=by_tool,
+        )
+        return await append(root, line, conn)
+
+    return await kit_write(principal, "recordModelCall", data, body, lambda e: str(e.id), _reload_line)
+
+
+async def record_tool_call(principal: Principal | None, data: dict[str, Any]) -> TraceEvent:
+    async def body(kit: Principal, conn: Any) -> TraceEvent:
+        tool = checks.name("tool", data.get("tool"), required=True)
+        tool_call_id = checks.name("toolCallId", data.get("tool_call_id"))
+        payload = checks.json_text("input", data.get("input"))
+        summary = checks.text("summary", data.get("summary"))
+        task, root = await running_task(kit.tenant, "task", data.get("task"), conn)
+        reason = await _task_withheld(kit.tenant, task, conn)
+        line = TraceEvent(
+            kind="TOOL_CALL", task_id=task.id, at=now(),
+            summary=summary or sentences.tool_call(tool, data.get("effect") == "CHANGE"),
+            payload=None if reason else payload, withheld=reason, tool=tool, tool_call_id=tool_call_id,
+        )
+        return await append(root, line, conn)
+
+    return await kit_write(principal, "recordToolCall", data, body, lambda e: str(e.id), _reload_line)
+
+
+async def record_tool_result(principal: Principal | None, data: dict[str, Any]) -> TraceEvent:
+    async def body(kit: Principal, conn: Any) -> TraceEvent:
+        tool = checks.name("tool", data.get("tool"), required=True)
+        tool_call_id = checks.name("toolCallId", data.get("tool_call_id"))
+        payload = checks.json_text("output", data.get("output"))
+        duration = checks.count("durationMs", data.get("duration_ms"))
+        is_error = bool(data.get("is_error") or False)
+        summary = checks.text("summary", data.get("summary"))
+        task, root = await running_task(kit.tenant, "task", data.get("task"), conn)
+        reason = await _task_withheld(kit.tenant, task, conn)
+        line = TraceEvent(
+            kind="TOOL_RESULT", task_id=task.id, at=now(),
+            summary=summary or sentences.tool_result(tool, is_error, duration),
+            payload=None if reason else payload, withheld=reason, tool=tool, tool_call_id=tool_call_id,
+            is_error=is_error, duration_ms=duration,
+        )
+        return await append(root, line, conn)
+
+    return await kit_write(principal, "recordToolResult", data, body, lambda e: str(e.id), _reload_line)
+
+
+async def _task_withheld(tenant: str, task: AgentTask, conn: Any) -> str | None:
+    agent = await RegisteredAgent.filter(tenant=tenant, name=task.agent).using_db(conn).first()
+    return withheld_reason(agent)
+
+
+async def ask_for_help(principal: Principal | None, data: dict[str, Any]) -> AgentHelp:
+    async def body(kit: Principal, conn: Any) -> AgentHelp:
+        question = checks.text("question", data.get("question"), checks.TEXT_CHARS, required=True)
+        asked_of = checks.principal("askedOf", data.get("asked_of"), required=True)
+        help = AgentHelp(
+            id=uuid.uuid4(), tenant=kit.tenant, asked_of_id=asked_of["id"], asked_of_name=asked_of["name"],
+            asked_at=now(),
+        )
+        if data.get("task") is not None:
+            task, root = await running_task(kit.tenant, "task", data["task"], conn)
+            help.task_id, help.root_id = task.id, root.id
+            help.withheld = await _task_withheld(kit.tenant, task, conn)
+            help.question = None if help.withheld else question
+            await help.save(using_db=conn, force_create=True)
+            line = TraceEvent(
+                kind="ASKED_FOR_HELP", task_id=task.id, at=help.asked_at,
+                summary=sentences.asked_for_help(asked_of), payload=help.question, withheld=help.withheld,
+            )
+            await append(root, line, conn)
+        else:
+            help.withheld = withheld_reason(None)
+            help.question = None if help.withheld else question
+            await help.save(using_db=conn, force_create=True)
+        return help
+
+    return await kit_write(principal, "askForHelp", data, body, lambda h: str(h.id), _reload_help)
+
+
+async def send_back(principal: Principal | None, data: dict[str, Any]) -> AgentHelp:
+    async def body(kit: Principal, conn: Any) -> AgentHelp:
+        answer = checks.text("answer", data.get("answer"), checks.TEXT_CHARS, required=True)
+        by = checks.principal("by", data.get("by"), required=True)
+        help_id = checks.uuid_of("help", data.get("help"))
+        help = await AgentHelp.filter(id=help_id, tenant=kit.tenant).using_db(conn).first()
+        if help is None:
+            raise NotFound(f"help: no help request {help_id}.")
+        root = None
+        if help.task_id is not None:
+            task, root = await running_task(kit.tenant, "help", str(help.task_id), conn)
+            help = await AgentHelp.filter(id=help_id).using_db(conn).get()
+        if help.answered_at is not None:
+            raise Conflict(f"help: help request {help_id} was already answered.")
+        help.answer = None if help.withheld else answer
+        help.answered_by_id, help.answered_by_name, help.answered_at = by["id"], by["name"], now()
+        await help.save(using_db=conn)
+        if root is not None:
+            line = TraceEvent(
+                kind="SENT_BACK", task_id=help.task_id, at=help.answered_at,
+                summary=sentences.sent_back(by), payload=help.answer, withheld=help.withheld,
+            )
+            await append(root, line, conn)
+        return help
+
+    return await kit_write(principal, "sendBack", data, body, lambda h: str(h.id), _reload_help)
+
+
+async def end_task(principal: Principal | None, data: dict[str, Any]) -> AgentTask:
+    async def body(kit: Principal, conn: Any) -> AgentTask:
+        status = data.get("status")
+        if status not in TASK_STATUSES:
+            raise BadInput(f"status: a task ends DONE, FAILED or STOPPED, not {status}.")
+        outcome = checks.text("outcome", data.get("outcome"))
+        result = checks.json_text("result", data.get("result"))
+        summary = checks.text("summary", data.get("summary"))
+        task, root = await running_task(kit.tenant, "task", data.get("task"), conn)
+        reason = await _task_withheld(kit.tenant, task, conn)
+        task.status, task.outcome, task.ended_at = status, outcome, now()
+        task.result = None if reason else result
+        await AgentTask.filter(id=task.id).using_db(conn).update(
+            status=task.status, outcome=task.outcome, ended_at=task.ended_at, result=task.result
+        )
+        line = TraceEvent(
+            kind="ENDED", task_id=task.id, at=task.ended_at, summary=summary or sentences.ended(status),
+            payload=task.result, withheld=reason,
+        )
+        await append(root, line, conn)
+        if task.id == root.id:
+            task.chain_length, task.chain_head = root.chain_length, root.chain_head
+        return task
+
+    task = await kit_write(principal, "endTask", data, body, lambda t: str(t.id), _reload_task)
+    await publish_task(ENDED_EVENTS[task.status], task)
+    return task
+
+
+ENDED_EVENTS = {"DONE": "AgentTaskFinished", "FAILED": "AgentTaskFailed", "STOPPED": "AgentTaskStopped"}

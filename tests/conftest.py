@@ -1,0 +1,53 @@
+"""One fresh database per test run, SQLite by default or PostgreSQL when AGENTLOG_TEST_DATABASE_URL names one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+from tortoise import Tortoise
+from tortoise.connection import get_connection
+
+from graph.app import create_app
+from models import db
+from tests.shop import Client
+
+
+def _test_url() -> str:
+    url = os.environ.get("AGENTLOG_TEST_DATABASE_URL", "sqlite")
+    if url == "sqlite":
+        return f"sqlite://{Path(tempfile.mkdtemp()) / 'agentlog-test.db'}"
+    base, _, name = url.rpartition("/")
+    return f"{base}/{name or 'agentlog_test'}_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+async def database():
+    url = _test_url()
+    await db.open_database(url, create=True)
+    yield url
+    if url.startswith("postgres"):
+        await Tortoise._drop_databases()
+    else:
+        await Tortoise.close_connections()
+
+
+@pytest.fixture(scope="session")
+def dialect(database) -> str:
+    return get_connection("default").capabilities.dialect
+
+
+@pytest.fixture(scope="session")
+def app(database):
+    return create_app(database)
+
+
+@pytest.fixture
+async def client(app):
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://agentlog.test") as http:
+        yield Client(http)
