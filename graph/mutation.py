@@ -29,7 +29,7 @@ async def _line(info: Info, event) -> TraceEvent:
 
 
 @strawberry.type
-class Mutation:
+class KitMutation:
     @strawberry.mutation(description="Kit only. Registers (or updates) an agent of the tenant.")
     async def register_agent(self, info: Info, input: RegisterAgentInput) -> Agent:
         return Agent.of(await kit.register_agent(info.context.writer(), plain(input)))

@@ -1,16 +1,20 @@
-"""The schema, assembled once, with the query limits built once too."""
+"""The schema, assembled once from its parts, with the query limits built once too."""
 
 from __future__ import annotations
 
 import strawberry
-from strawberry.schema.config import StrawberryConfig
 from strawberry.extensions import AddValidationRules, MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.schema.config import StrawberryConfig
+from strawberry.tools import merge_types
 
 from graph.errors import ErrorCodes
-from graph.mutation import Mutation
+from graph.mutation import KitMutation
 from graph.query import Query
 from graph.types.scalars import SCALARS
 from resolvers import settings
+
+QUERIES: tuple[type, ...] = (Query,)
+MUTATIONS: tuple[type, ...] = (KitMutation,)
 
 
 def query_limits(depth: int, aliases: int, tokens: int) -> list:
@@ -30,8 +34,8 @@ def query_limits(depth: int, aliases: int, tokens: int) -> list:
 def build_schema() -> strawberry.Schema:
     limits = query_limits(settings.max_depth(), settings.max_aliases(), settings.max_tokens())
     return strawberry.Schema(
-        query=Query,
-        mutation=Mutation,
+        query=merge_types("Query", QUERIES),
+        mutation=merge_types("Mutation", MUTATIONS),
         extensions=[*limits, ErrorCodes],
         config=StrawberryConfig(scalar_map=SCALARS),
     )

@@ -1,0 +1,17 @@
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+WORKDIR /app
+
+COPY pyproject.toml README.md ./
+COPY graph ./graph
+COPY models ./models
+COPY permissions ./permissions
+COPY resolvers ./resolvers
+RUN pip install . && useradd --system --home /data agentlog && mkdir -p /data && chown agentlog /data
+
+USER agentlog
+WORKDIR /data
+EXPOSE 8000
+# Set AGENTLOG_DATABASE_URL (postgres://user@host:5432/db) and AGENTLOG_JWT_SECRET when running.
+CMD ["agentlog", "serve", "--host", "0.0.0.0", "--port", "8000"]
