@@ -27,7 +27,7 @@ class ErrorCodes(MaskErrors):
         original = error.original_error
         if isinstance(original, AgentlogError):
             code, message = original.code, original.message
-        elif original is None or isinstance(original, (ValueError, TypeError)) and _is_coercion(error):
+        elif error.path is None:
             code, message = "BAD_INPUT", error.message
         else:
             request_id = self._request_id()
@@ -39,7 +39,3 @@ class ErrorCodes(MaskErrors):
                 extensions={"code": "INTERNAL", "requestId": request_id},
             )
         return GraphQLError(message, nodes=error.nodes, path=error.path, extensions={"code": code})
-
-
-def _is_coercion(error: GraphQLError) -> bool:
-    return error.path is None

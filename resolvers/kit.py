@@ -156,7 +156,7 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
 async def record_model_call(principal: Principal | None, data: dict[str, Any]) -> TraceEvent:
     async def body(kit: Principal, conn: Any) -> TraceEvent:
         model = checks.name("model", data.get("model"), required=True)
-        attempts = checks.count("attempts", data.get("attempts", 1) or 1, least=1)
+        attempts = checks.count("attempts", 1 if data.get("attempts") is None else data["attempts"], least=1)
         input_tokens = checks.count("inputTokens", data.get("input_tokens"))
         output_tokens = checks.count("outputTokens", data.get("output_tokens"))
         cost = checks.count("costMicros", data.get("cost_micros"))

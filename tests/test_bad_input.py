@@ -1,0 +1,222 @@
+"""Every refused write gets a clear error with extensions.code, names the field, and writes nothing."""
+
+import uuid
+from datetime import timedelta
+
+import pytest
+
+import resolvers.kit
+from models import AgentHelp, AgentTask, LlmCall, TraceEvent
+from permissions.tokens import issue_token
+from resolvers.checks import JSON_BYTES, LINE_CHARS
+from tests.shop import Shop
+
+CALL = "mutation($input: ModelCallInput!) { recordModelCall(input: $input) { seq } }"
+START = "mutation($input: StartTaskInput!) { startTask(input: $input) { id } }"
+END = "mutation($input: EndTaskInput!) { endTask(input: $input) { id } }"
+TOOL = "mutation($input: ToolCallInput!) { recordToolCall(input: $input) { seq } }"
+ASK = "mutation($input: AskForHelpInput!) { askForHelp(input: $input) { id } }"
+ANSWER = "mutation($input: SendBackInput!) { sendBack(input: $input) { id } }"
+
+
+async def running(client) -> tuple[Shop, str]:
+    shop = Shop(client)
+    await shop.setup()
+    return shop, (await shop.start())["id"]
+
+
+async def footprint(shop: Shop) -> tuple[int, int, int, int]:
+    return (
+        await AgentTask.filter(tenant=shop.tenant).count(),
+        await TraceEvent.filter(tenant=shop.tenant).count(),
+        await LlmCall.filter(tenant=shop.tenant).count(),
+        await AgentHelp.filter(tenant=shop.tenant).count(),
+    )
+
+
+def call(task: str, **fields) -> dict:
+    return {"input": {"task": task, "model": "Everyday", "inputTokens": 1, "outputTokens": 1, "costMicros": 1, **fields}}
+
+
+@pytest.mark.parametrize(
+    "fields, named",
+    [
+        ({"inputTokens": -1}, "inputTokens"),
+        ({"outputTokens": -5}, "outputTokens"),
+        ({"costMicros": -200}, "costMicros"),
+        ({"attempts": 0}, "attempts"),
+        ({"durationMs": -1}, "durationMs"),
+        ({"model": ""}, "model"),
+        ({"model": "m" * 201}, "model"),
+        ({"summary": "s" * (LINE_CHARS + 1)}, "summary"),
+        ({"messages": ["x" * JSON_BYTES]}, "messages"),
+    ],
+)
+async def test_a_bad_model_call_is_bad_input_and_writes_nothing(client, fields, named):
+    shop, task = await running(client)
+    before = await footprint(shop)
+
+    error = await client.error(CALL, call(task, **fields), shop.kit)
+
+    assert error["extensions"]["code"] == "BAD_INPUT"
+    assert named in error["message"]
+    assert await footprint(shop) == before
+
+
+async def test_a_number_past_64_bits_is_bad_input(client):
+    shop, task = await running(client)
+
+    error = await client.error(CALL, call(task, costMicros=2**63), shop.kit)
+
+    assert error["extensions"]["code"] == "BAD_INPUT"
+
+
+async def test_sums_past_2_to_the_31_are_kept_exactly(client):
+    shop, task = await running(client)
+
+    await client.ok(CALL, call(task, costMicros=3_000_000_000, inputTokens=2**40), shop.kit)
+
+    receipt = await shop.read(task, shop.mia)
+    assert receipt["spentMicros"] == 3_000_000_000 and receipt["inputTokens"] == 2**40
+
+
+async def test_a_malformed_task_id_is_bad_input(client):
+    shop, _ = await running(client)
+
+    error = await client.error(CALL, call("not-a-uuid"), shop.kit)
+
+    assert error["extensions"]["code"] == "BAD_INPUT" and "task" in error["message"]
+
+
+async def test_an_unknown_task_is_not_found(client):
+    shop, _ = await running(client)
+
+    error = await client.error(CALL, call(str(uuid.uuid4())), shop.kit)
+
+    assert error["extensions"]["code"] == "NOT_FOUND"
+
+
+async def test_an_unregistered_agent_is_bad_input(client):
+    shop, _ = await running(client)
+    before = await footprint(shop)
+
+    error = await client.error(START, {"input": {"agent": "Nobody", "skill": "X", "actor": {"id": "a"}}}, shop.kit)
+
+    assert error["extensions"]["code"] == "BAD_INPUT" and "agent" in error["message"]
+    assert await footprint(shop) == before
+
+
+async def test_an_unknown_parent_is_not_found(client):
+    shop, _ = await running(client)
+    before = await footprint(shop)
+
+    error = await client.error(
+        START, {"input": {"agent": "Estimator", "skill": "X", "actor": {"id": "a"}, "parent": str(uuid.uuid4())}}, shop.kit
+    )
+
+    assert error["extensions"]["code"] == "NOT_FOUND" and "parent" in error["message"]
+    assert await footprint(shop) == before
+
+
+async def test_ending_with_running_is_bad_input(client):
+    shop, task = await running(client)
+
+    error = await client.error(END, {"input": {"task": task, "status": "RUNNING"}}, shop.kit)
+
+    assert error["extensions"]["code"] == "BAD_INPUT" and "status" in error["message"]
+    assert (await AgentTask.get(id=task)).status == "RUNNING"
+
+
+async def test_an_append_to_an_ended_task_is_a_conflict(client):
+    shop, task = await running(client)
+    await shop.end(task)
+    before = await footprint(shop)
+
+    error = await client.error(TOOL, {"input": {"task": task, "tool": "PartsFor"}}, shop.kit)
+
+    assert error["extensions"]["code"] == "CONFLICT"
+    assert await footprint(shop) == before
+
+
+async def test_ending_twice_is_a_conflict(client):
+    shop, task = await running(client)
+    await shop.end(task)
+
+    error = await client.error(END, {"input": {"task": task, "status": "FAILED"}}, shop.kit)
+
+    assert error["extensions"]["code"] == "CONFLICT"
+
+
+async def test_a_sub_task_under_an_ended_parent_is_a_conflict(client):
+    shop, task = await running(client)
+    await shop.end(task)
+    before = await footprint(shop)
+
+    error = await client.error(
+        START, {"input": {"agent": "Estimator", "skill": "X", "actor": {"id": "a"}, "parent": task}}, shop.kit
+    )
+
+    assert error["extensions"]["code"] == "CONFLICT" and "parent" in error["message"]
+    assert await footprint(shop) == before
+
+
+async def test_a_second_answer_is_a_conflict(client):
+    shop, task = await running(client)
+    help = (await client.ok(ASK, {"input": {"task": task, "question": "Rear or front?", "askedOf": {"id": "mia"}}},
+                            shop.kit))["askForHelp"]["id"]
+    await client.ok(ANSWER, {"input": {"help": help, "answer": "Rear.", "by": {"id": "mia"}}}, shop.kit)
+    before = await footprint(shop)
+
+    error = await client.error(ANSWER, {"input": {"help": help, "answer": "Front.", "by": {"id": "mia"}}}, shop.kit)
+
+    assert error["extensions"]["code"] == "CONFLICT"
+    assert await footprint(shop) == before
+
+
+async def test_an_unknown_help_is_not_found(client):
+    shop, _ = await running(client)
+
+    error = await client.error(ANSWER, {"input": {"help": str(uuid.uuid4()), "answer": "x", "by": {"id": "mia"}}}, shop.kit)
+
+    assert error["extensions"]["code"] == "NOT_FOUND"
+
+
+async def test_a_person_may_not_write(client):
+    shop, task = await running(client)
+    before = await footprint(shop)
+
+    error = await client.error(TOOL, {"input": {"task": task, "tool": "PartsFor"}}, shop.noor)
+
+    assert error["extensions"]["code"] == "FORBIDDEN"
+    assert await footprint(shop) == before
+
+
+@pytest.mark.parametrize("token", [
+    None,
+    "not-a-token",
+    issue_token("agent-kit", "shop", kit=True, ttl=timedelta(seconds=-5)),
+    issue_token("agent-kit", "shop", kit=True, key="some-other-secret-of-thirty-two-bytes!!"),
+], ids=["missing", "garbage", "expired", "badly-signed"])
+async def test_without_a_good_token_nothing_is_written(client, token):
+    shop, task = await running(client)
+    before = await footprint(shop)
+
+    error = await client.error(TOOL, {"input": {"task": task, "tool": "PartsFor"}}, token)
+
+    assert error["extensions"]["code"] == "UNAUTHENTICATED"
+    assert await footprint(shop) == before
+
+
+async def test_the_line_and_its_meter_row_are_written_together(client, monkeypatch):
+    shop, task = await running(client)
+    before = await footprint(shop)
+
+    async def broken_append(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(resolvers.kit, "append", broken_append)
+    error = await client.error(CALL, call(task), shop.kit)
+
+    assert error["extensions"]["code"] == "INTERNAL"
+    assert "disk full" not in error["message"]
+    assert await footprint(shop) == before

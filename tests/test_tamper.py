@@ -1,0 +1,107 @@
+"""A record changed behind the server's back is found, at the line it was changed."""
+
+from tortoise.transactions import in_transaction
+
+from models import AgentTask, TraceEvent
+from models.chain import seal
+from resolvers.write_path import line_of
+from tests.shop import Shop
+
+
+async def recorded(client) -> tuple[Shop, str, str]:
+    shop = Shop(client)
+    await shop.setup()
+    task = await shop.estimate()
+    root = (await AgentTask.get(id=task)).root_id
+    return shop, task, root
+
+
+async def test_a_sentence_rewritten_at_line_4_is_found_at_line_4(client):
+    shop, task, root = await recorded(client)
+    await TraceEvent.filter(root_id=root, seq=4).update(summary="PartsFor was never asked for.")
+
+    check = await shop.verify(task)
+
+    assert (check["intact"], check["brokenAt"]) == (False, 4)
+    assert "sentence" in check["problem"]
+
+
+async def test_a_changed_cost_is_found(client):
+    shop, task, root = await recorded(client)
+    await TraceEvent.filter(root_id=root, seq=5).update(cost_micros=1)
+
+    assert (await shop.verify(task))["brokenAt"] == 5
+
+
+async def test_a_changed_payload_is_found(client):
+    shop, task, root = await recorded(client)
+    await TraceEvent.filter(root_id=root, seq=3).update(payload='{"fault":"nothing"}')
+
+    check = await shop.verify(task)
+
+    assert check["brokenAt"] == 3 and "content" in check["problem"]
+
+
+async def test_a_removed_last_line_is_found_as_missing(client):
+    shop, task, root = await recorded(client)
+    await TraceEvent.filter(root_id=root, seq=9).delete()
+
+    check = await shop.verify(task)
+
+    assert (check["intact"], check["brokenAt"], check["lines"]) == (False, 9, 8)
+
+
+async def slip_in(root, reseal: bool) -> None:
+    async with in_transaction():
+        for seq in range(9, 4, -1):
+            await TraceEvent.filter(root_id=root, seq=seq).update(seq=seq + 1)
+        template = await TraceEvent.get(root_id=root, seq=4)
+        forged = line_of(template)
+        forged.seq, forged.summary = 5, "It asked for SetPrice (changes data)."
+        if reseal:
+            seal(forged, template.hash)
+        await TraceEvent.create(
+            tenant=template.tenant, root_id=root, task_id=template.task_id, seq=5, kind=forged.kind, at=forged.at,
+            summary=forged.summary, payload=forged.payload, summary_salt=forged.summary_salt,
+            payload_salt=forged.payload_salt, summary_hash=forged.summary_hash, payload_hash=forged.payload_hash,
+            prev_hash=forged.prev_hash, hash=forged.hash, tool=forged.tool, tool_call_id=forged.tool_call_id,
+            is_error=forged.is_error, duration_ms=forged.duration_ms,
+        )
+
+
+async def test_a_line_slipped_in_is_found_at_its_place(client):
+    shop, task, root = await recorded(client)
+    await slip_in(root, reseal=False)
+
+    check = await shop.verify(task)
+
+    assert (check["intact"], check["lines"], check["brokenAt"]) == (False, 10, 5)
+
+
+async def test_a_line_slipped_in_with_fresh_hashes_breaks_the_line_after_it(client):
+    shop, task, root = await recorded(client)
+    await slip_in(root, reseal=True)
+
+    check = await shop.verify(task)
+
+    assert (check["intact"], check["brokenAt"]) == (False, 6)
+    assert "does not follow" in check["problem"] or "changed" in check["problem"]
+
+
+async def test_two_swapped_lines_are_found_at_the_first(client):
+    shop, task, root = await recorded(client)
+    async with in_transaction():
+        await TraceEvent.filter(root_id=root, seq=4).update(seq=-4)
+        await TraceEvent.filter(root_id=root, seq=5).update(seq=4)
+        await TraceEvent.filter(root_id=root, seq=-4).update(seq=5)
+
+    assert (await shop.verify(task))["brokenAt"] == 4
+
+
+async def test_a_head_moved_back_is_found(client):
+    shop, task, root = await recorded(client)
+    await AgentTask.filter(id=root).update(chain_length=8)
+
+    check = await shop.verify(task)
+
+    assert check["intact"] is False and check["brokenAt"] == 9
