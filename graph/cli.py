@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 import uuid
 
@@ -18,6 +19,10 @@ def serve(args: argparse.Namespace) -> int:
     from graph.app import create_app
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not os.environ.get("AGENTLOG_JWT_SECRET"):
+        logging.getLogger("agentlog").warning(
+            "AGENTLOG_JWT_SECRET is not set: tokens are signed with a development key anyone can know."
+        )
     uvicorn.run(create_app(), host=args.host, port=args.port, workers=None, log_level="info")
     return 0
 
