@@ -84,6 +84,8 @@ async def define_policies(principal: Principal | None, data: dict[str, Any]) -> 
 
 
 async def start_task(principal: Principal | None, data: dict[str, Any]) -> AgentTask:
+    written: list[AgentTask] = []
+
     async def body(kit: Principal, conn: Any) -> AgentTask:
         agent_name = checks.name("agent", data.get("agent"), required=True)
         agent = await _agent(kit.tenant, agent_name, conn)
@@ -146,10 +148,12 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
         await append(root, line, conn)
         if root is task:
             task.chain_length, task.chain_head = root.chain_length, root.chain_head
+        written.append(task)
         return task
 
     task = await kit_write(principal, "startTask", data, body, lambda t: str(t.id), _reload_task)
-    await publish_task("AgentTaskStarted", task)
+    if written:
+        await publish_task("AgentTaskStarted", task)
     return task
 
 
@@ -298,6 +302,8 @@ async def send_back(principal: Principal | None, data: dict[str, Any]) -> AgentH
 
 
 async def end_task(principal: Principal | None, data: dict[str, Any]) -> AgentTask:
+    written: list[AgentTask] = []
+
     async def body(kit: Principal, conn: Any) -> AgentTask:
         status = data.get("status")
         if status not in TASK_STATUSES:
@@ -319,10 +325,12 @@ async def end_task(principal: Principal | None, data: dict[str, Any]) -> AgentTa
         await append(root, line, conn)
         if task.id == root.id:
             task.chain_length, task.chain_head = root.chain_length, root.chain_head
+        written.append(task)
         return task
 
     task = await kit_write(principal, "endTask", data, body, lambda t: str(t.id), _reload_task)
-    await publish_task(ENDED_EVENTS[task.status], task)
+    if written:
+        await publish_task(ENDED_EVENTS[task.status], task)
     return task
 
 
