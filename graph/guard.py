@@ -1,36 +1,53 @@
-"""Declaring a field's group where the field is declared, and building objects with denied fields left null."""
+"""Declaring a field's group where the field is declared, and building objects with denied fields left null.
+
+A plain field is nulled by `build` when the object is made; a field with a resolver carries the group's
+permission class, so its resolver runs only for a caller who reads the group (a denied list is empty).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import strawberry
+from strawberry.permission import PermissionExtension
+from strawberry.types.field import StrawberryField
 
+from permissions.classes import PERMISSIONS
 from permissions.table import Group, describe
 
 T = TypeVar("T")
-
-
-def guarded(group: Group, description: str, resolver: Callable[..., Any] | None = None, **kwargs: Any) -> Any:
-    """A field of `group`: its description says who reads it, its metadata lets the builder and tests find it."""
-    text = f"{description} {describe(group)}"
-    if resolver is not None:
-        return strawberry.field(resolver=resolver, description=text, metadata={"group": group}, **kwargs)
-    return strawberry.field(description=text, metadata={"group": group}, **kwargs)
 
 
 def group_of(field: Any) -> Group | None:
     return (field.metadata or {}).get("group")
 
 
+class GuardedField(StrawberryField):
+    def __call__(self, resolver: Any) -> GuardedField:
+        field = super().__call__(resolver)
+        permission = PERMISSIONS.get(group_of(field))
+        if permission is not None:
+            field.extensions.append(PermissionExtension([permission()], use_directives=False, fail_silently=True))
+        return field
+
+
+def guarded(group: Group, description: str, resolver: Callable[..., Any] | None = None, *, then: str = "") -> Any:
+    """A field of `group`: its description says who reads it, its metadata lets the builder and tests find it."""
+    field = GuardedField(
+        description=" ".join(part for part in (description, describe(group), then) if part),
+        metadata={"group": group},
+        extensions=[],
+    )
+    return field(resolver) if resolver is not None else field
+
+
 def _plain_fields(cls: type) -> dict[str, Group]:
     cached = cls.__dict__.get("_guarded_plain")
     if cached is None:
         cached = {
-            f.python_name: group_of(f)
+            f.python_name: group
             for f in cls.__strawberry_definition__.fields
-            if f.base_resolver is None and group_of(f) is not None
+            if f.base_resolver is None and (group := group_of(f)) is not None
         }
         setattr(cls, "_guarded_plain", cached)
     return cached

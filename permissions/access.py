@@ -2,35 +2,34 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
+from functools import lru_cache
 
 from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies
 from models.policies import CAPABILITIES
 from permissions.principal import Principal
-from permissions.table import (
-    ASKED_PERSON_READS,
-    CAPABILITY_READERS,
-    HELP_OUTSIDE_WORK,
-    READS,
-    Group,
-    Reader,
-    groups_of,
-)
+from permissions.table import CAPABILITY_READERS, HELP_OUTSIDE_WORK, READS, Group, Reader, groups_of
 
 NOTHING: frozenset[Group] = frozenset()
 
 
 def ancestor_ids(path: str) -> list[uuid.UUID]:
-    return [uuid.UUID(part) for part in path.split("/")]
+    return list(_ancestors(path))
+
+
+@lru_cache(maxsize=16384)
+def _ancestors(path: str) -> tuple[uuid.UUID, ...]:
+    return tuple(uuid.UUID(part) for part in path.split("/"))
 
 
 class Access:
     def __init__(self, principal: Principal | None) -> None:
         self.principal = principal
-        self._standing: frozenset[Reader] | None = None
+        self._standing: Awaitable[frozenset[Reader]] | None = None
         self._requester_of: dict[uuid.UUID, str | None] = {}
-        self._agents: dict[str, RegisteredAgent | None] = {}
+        self._agents: Awaitable[dict[str, RegisteredAgent]] | None = None
 
     @property
     def tenant(self) -> str | None:
@@ -39,8 +38,8 @@ class Access:
     async def standing(self) -> frozenset[Reader]:
         """The readers the caller is whatever the task: its capabilities, or the kit."""
         if self._standing is None:
-            self._standing = await self._load_standing()
-        return self._standing
+            self._standing = asyncio.ensure_future(self._load_standing())
+        return await self._standing
 
     async def _load_standing(self) -> frozenset[Reader]:
         p = self.principal
@@ -71,7 +70,7 @@ class Access:
             return {row.id: NOTHING for row in rows}
         standing = await self.standing()
         base = groups_of(standing)
-        if not self.is_person() or base == READS[Reader.REQUESTER]:
+        if not self.is_person() or READS[Reader.REQUESTER] <= base:
             return {row.id: base if row.tenant == self.tenant else NOTHING for row in rows}
         self.remember(rows)
         await self._learn_requesters(rows)
@@ -92,7 +91,7 @@ class Access:
             return
         found = await AgentTask.filter(tenant=self.tenant, id__in=list(missing)).values_list("id", "requester_id")
         for task_id, requester_id in found:
-            self._requester_of[task_id] = requester_id
+            self._requester_of[uuid.UUID(str(task_id))] = requester_id
         for task_id in missing:
             self._requester_of.setdefault(task_id, None)
 
@@ -100,32 +99,29 @@ class Access:
         return (await self.task_groups([row]))[row.id]
 
     async def help_groups(self, help: AgentHelp, task_groups: frozenset[Group] | None) -> frozenset[Group]:
-        """Help inside work reads as its task; help outside work is read by the person asked and a few capabilities."""
+        """Help inside work reads as its task; help outside work by the person asked and a few capabilities."""
         if self.principal is None or help.tenant != self.tenant:
             return NOTHING
         if help.task_id is not None:
             return task_groups or NOTHING
-        if self.principal.kit:
-            return frozenset({Group.FIGURES})
-        allowed = groups_of(await self.standing(), HELP_OUTSIDE_WORK)
-        if help.asked_of_id is not None and help.asked_of_id == self.principal.sub:
-            allowed |= ASKED_PERSON_READS
-        return allowed
+        readers = set(await self.standing())
+        if self.is_person() and help.asked_of_id is not None and help.asked_of_id == self.principal.sub:
+            readers.add(Reader.PERSON_ASKED)
+        return groups_of(readers, HELP_OUTSIDE_WORK)
 
     async def reads_transcripts_of(self, agent_names: Iterable[str]) -> bool:
-        """True when the caller holds one of the transcriptReaders roles of every one of these agents."""
+        """True when the caller, a person, holds one of the transcriptReaders roles of every one of these agents."""
         p = self.principal
-        if p is None or p.kit:
+        if p is None or not self.is_person():
             return False
-        names = set(agent_names)
-        unknown = [n for n in names if n not in self._agents]
-        if unknown:
-            rows = await RegisteredAgent.filter(tenant=p.tenant, name__in=unknown)
-            by_name = {r.name: r for r in rows}
-            for n in unknown:
-                self._agents[n] = by_name.get(n)
-        for n in names:
-            agent = self._agents[n]
+        if self._agents is None:
+            self._agents = asyncio.ensure_future(self._load_agents(p.tenant))
+        agents = await self._agents
+        for name in set(agent_names):
+            agent = agents.get(name)
             if agent is None or not (p.roles & set(agent.transcript_readers or [])):
                 return False
         return True
+
+    async def _load_agents(self, tenant: str) -> dict[str, RegisteredAgent]:
+        return {agent.name: agent for agent in await RegisteredAgent.filter(tenant=tenant)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -37,78 +37,91 @@ class Turn:
     tools: list[ToolUse] = field(default_factory=list)
 
 
-def _content(event: TraceEvent) -> Any:
-    if event.content_erased_at is not None or event.withheld is not None or event.payload is None:
-        return None
-    return json.loads(event.payload)
-
-
-def _reason(event: TraceEvent) -> str | None:
+def withheld_reason(event: TraceEvent) -> str | None:
+    """Why a line's content is missing: ERASED first, then why it was never stored."""
     if event.content_erased_at is not None:
         return "ERASED"
     return event.withheld
 
 
-def _pair(calls: list[TraceEvent], results: list[TraceEvent]) -> list[tuple[TraceEvent, TraceEvent | None]]:
-    """Each call with its result: by toolCallId where there is one, else the next unclaimed result, in order."""
-    left = list(results)
-    pairs = []
+def content(event: TraceEvent | None) -> Any:
+    if event is None or withheld_reason(event) is not None or not event.payload:
+        return None
+    return json.loads(event.payload)
+
+
+def pair(calls: list[TraceEvent], results: list[TraceEvent]) -> dict[int, TraceEvent]:
+    """Each call's result, keyed by the call's seq: by toolCallId, else by order among the lines without one."""
+    by_id: dict[str, deque[TraceEvent]] = defaultdict(deque)
+    for result in results:
+        if result.tool_call_id is not None:
+            by_id[result.tool_call_id].append(result)
+    paired: dict[int, TraceEvent] = {}
     for call in calls:
-        match = None
-        if call.tool_call_id is not None:
-            match = next((r for r in left if r.tool_call_id == call.tool_call_id), None)
-        if match is None:
-            match = next((r for r in left if r.tool_call_id is None or call.tool_call_id is None), None)
-        if match is not None:
-            left.remove(match)
-        pairs.append((call, match))
-    return pairs
+        waiting = by_id.get(call.tool_call_id) if call.tool_call_id is not None else None
+        if waiting:
+            paired[call.seq] = waiting.popleft()
+    claimed = {result.seq for result in paired.values()}
+    call_ids = {call.tool_call_id for call in calls if call.tool_call_id is not None}
+    loose = [r for r in results if r.seq not in claimed and r.tool_call_id not in call_ids]
+    pools = {True: _Pool(loose), False: _Pool([r for r in loose if r.tool_call_id is None])}
+    for call in calls:
+        if call.seq not in paired:
+            found = pools[call.tool_call_id is None].next_after(call.seq, claimed)
+            if found is not None:
+                paired[call.seq] = found
+                claimed.add(found.seq)
+    return paired
+
+
+class _Pool:
+    """Results in seq order, handed out once each to calls that come in seq order."""
+
+    def __init__(self, results: list[TraceEvent]) -> None:
+        self.results = results
+        self.at = 0
+
+    def next_after(self, seq: int, claimed: set[int]) -> TraceEvent | None:
+        while self.at < len(self.results) and (
+            self.results[self.at].seq <= seq or self.results[self.at].seq in claimed
+        ):
+            self.at += 1
+        return self.results[self.at] if self.at < len(self.results) else None
 
 
 def _turns_of_task(task: AgentTask, lines: list[TraceEvent]) -> list[Turn]:
+    calls = [line for line in lines if line.kind == "TOOL_CALL"]
+    results = pair(calls, [line for line in lines if line.kind == "TOOL_RESULT"])
     turns: list[Turn] = []
-    calls: list[TraceEvent] = []
-    results: list[TraceEvent] = []
-
-    def close() -> None:
-        if turns:
-            for i, (call, result) in enumerate(_pair(calls, results), start=1):
-                turns[-1].tools.append(
-                    ToolUse(
-                        name=call.tool,
-                        tool_call_id=call.tool_call_id,
-                        input=_content(call),
-                        output=_content(result) if result else None,
-                        is_error=result.is_error if result else None,
-                        duration_ms=result.duration_ms if result else None,
-                        sequence=i,
-                    )
-                )
-        calls.clear()
-        results.clear()
-
     for line in lines:
         if line.kind == "MODEL_CALL" and line.by_tool is None:
-            close()
-            content = _content(line) or {}
+            said = content(line) or {}
             turns.append(
                 Turn(
                     turn=len(turns) + 1,
                     task=task,
                     model=line.model,
                     at=line.at,
-                    system_prompt=content.get("systemPrompt"),
-                    messages=content.get("messages"),
-                    response=content.get("response"),
-                    withheld_reason=_reason(line),
+                    system_prompt=said.get("systemPrompt"),
+                    messages=said.get("messages"),
+                    response=said.get("response"),
+                    withheld_reason=withheld_reason(line),
                     seq=line.seq,
                 )
             )
-        elif line.kind == "TOOL_CALL":
-            calls.append(line)
-        elif line.kind == "TOOL_RESULT":
-            results.append(line)
-    close()
+        elif line.kind == "TOOL_CALL" and turns:
+            result = results.get(line.seq)
+            turns[-1].tools.append(
+                ToolUse(
+                    name=line.tool,
+                    tool_call_id=line.tool_call_id,
+                    input=content(line),
+                    output=content(result),
+                    is_error=result.is_error if result else None,
+                    duration_ms=result.duration_ms if result else None,
+                    sequence=len(turns[-1].tools) + 1,
+                )
+            )
     return turns
 
 

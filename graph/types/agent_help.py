@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
@@ -9,7 +9,7 @@ import models
 from graph.context import Info
 from graph.guard import build, guarded
 from graph.types.principal import Principal
-from permissions.table import Group
+from permissions.table import Group, describe_outside_work
 
 if TYPE_CHECKING:
     from graph.types.agent_task import AgentTask
@@ -17,17 +17,23 @@ if TYPE_CHECKING:
 F, W, C = Group.FIGURES, Group.WORDS, Group.CONTENT
 
 
-@strawberry.type(description="A question an agent asked a person, and the answer.")
+def _help_field(group: Group, description: str) -> Any:
+    return guarded(group, description, then=describe_outside_work(group))
+
+
+@strawberry.type(
+    description="A question an agent asked a person, and the answer. Help asked inside work reads as its task."
+)
 class AgentHelp:
     groups: strawberry.Private[frozenset]
     row: strawberry.Private[models.AgentHelp]
-    id: strawberry.ID = guarded(F, "The help request's id.")
-    asked_at: datetime | None = guarded(F, "When it was asked.")
-    answered_at: datetime | None = guarded(F, "When it was answered.")
-    asked_of: Principal | None = guarded(W, "Whom it was asked of.")
-    answered_by: Principal | None = guarded(W, "Who answered.")
-    question: str | None = guarded(C, "The question.")
-    answer: str | None = guarded(C, "The answer.")
+    id: strawberry.ID = _help_field(F, "The help request's id.")
+    asked_at: datetime | None = _help_field(F, "When it was asked.")
+    answered_at: datetime | None = _help_field(F, "When it was answered.")
+    asked_of: Principal | None = _help_field(W, "Whom it was asked of.")
+    answered_by: Principal | None = _help_field(W, "Who answered.")
+    question: str | None = _help_field(C, "The question.")
+    answer: str | None = _help_field(C, "The answer.")
 
     @guarded(F, "The work it was asked in; null for help asked outside any work.")
     async def task(self, info: Info) -> Annotated["AgentTask", strawberry.lazy("graph.types.agent_task")] | None:
