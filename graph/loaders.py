@@ -3,43 +3,112 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 from strawberry.dataloader import DataLoader
 
-from models import AgentTask
+from permissions.access import Access
 from resolvers import tree
+from resolvers.rows import LINE_COLUMNS, TaskRow
+
+Columns = frozenset[str]
+Fetch = Callable[[Sequence[Any]], Awaitable[dict]]
 
 
-def _keyed(
-    tenant: str, fetch: Callable[[str, Sequence[Any]], Awaitable[dict]], empty: Callable[[], Any]
-) -> DataLoader:
-    async def load(keys: list[Hashable]) -> list[Any]:
-        found = await fetch(tenant, keys)
-        return [found[key] if key in found else empty() for key in keys]
+class Loader(DataLoader):
+    """A DataLoader that also keeps each value it read by key, so a field whose rows were read ahead
+    (see `graph.plan`) finds them without a future, and a whole tree's keys can be read in one batch."""
 
-    return DataLoader(load_fn=load)
+    def __init__(self, fetch: Fetch, empty: Callable[[], Any]) -> None:
+        super().__init__(load_fn=self._batch)
+        self.fetch = fetch
+        self.empty = empty
+        self.known: dict[Hashable, Any] = {}
+
+    async def _batch(self, keys: Sequence[Hashable]) -> list[Any]:
+        found = await self.fetch(keys)
+        values = [found[key] if key in found else self.empty() for key in keys]
+        self.known.update(zip(keys, values))
+        return values
+
+    def load(self, key: Hashable) -> Any:
+        if key in self.known:
+            future = self.loop.create_future()
+            future.set_result(self.known[key])
+            return future
+        return super().load(key)
+
+    async def get(self, key: Hashable) -> Any:
+        if key in self.known:
+            return self.known[key]
+        return await self.load(key)
+
+    async def get_many(self, keys: Iterable[Hashable]) -> list[Any]:
+        keys = list(keys)
+        if all(key in self.known for key in keys):
+            return [self.known[key] for key in keys]
+        return list(await self.load_many(keys))
+
+    async def fill(self, keys: Iterable[Hashable]) -> None:
+        """Reads every key not yet known, in one batch."""
+        missing = [key for key in dict.fromkeys(keys) if key not in self.known]
+        if missing:
+            await self._batch(missing)
+
+    def remember(self, values: dict[Hashable, Any]) -> None:
+        self.known.update(values)
 
 
 class Loaders:
     """Built per request for one tenant; a loader caches what it read for the rest of the request."""
 
     def __init__(self, tenant: str) -> None:
-        self.task = _keyed(tenant, tree.tasks_by_id, lambda: None)
-        self.children = _keyed(tenant, tree.children_of, list)
-        self.subtree = _keyed(tenant, tree.subtrees_of, list)
-        self.tree = _keyed(tenant, tree.trees_of, list)
-        self.trace = _keyed(tenant, tree.lines_of_tasks, list)
-        self.record = _keyed(tenant, tree.lines_of_trees, list)
-        self.calls = _keyed(tenant, tree.calls_of, list)
-        self.own_meter = _keyed(tenant, tree.own_meter, tree.Meter)
-        self.all_in_meter = _keyed(tenant, tree.all_in_meter, tree.Meter)
-        self.own_steps = _keyed(tenant, tree.own_steps, tree.Steps)
+        self.tenant = tenant
+        self.task = self._loader(tree.tasks_by_id, lambda: None)
+        self.children = self._loader(tree.children_of, list)
+        self.subtree = self._loader(tree.subtrees_of, list)
+        self.tree = self._loader(tree.trees_of, list)
+        self.calls = self._loader(tree.calls_of, list)
+        self.steps = self._loader(tree.own_steps, tree.Steps)
+        self.meter_book = tree.MeterBook()
+        self.meter = self._loader(self.meter_book.load, tree.Spend)
+        self._trace: dict[Columns, Loader] = {}
+        self._record: dict[Columns, Loader] = {}
+        self._readable: dict[uuid.UUID, frozenset] = {}
+        self._groups: dict[frozenset, frozenset] = {}
+        self.read_down: set[uuid.UUID] = set()
 
-    def prime(self, rows: Sequence[AgentTask]) -> None:
-        for row in rows:
-            self.task.prime(row.id, row)
+    def _loader(self, fetch: Callable[..., Awaitable[dict]], empty: Callable[[], Any], *args: Any) -> Loader:
+        async def read(keys: Sequence[Any]) -> dict:
+            return await fetch(self.tenant, keys, *args)
 
-    async def tasks(self, ids: Sequence[uuid.UUID]) -> list[AgentTask | None]:
-        return list(await self.task.load_many(list(ids)))
+        return Loader(read, empty)
+
+    def trace_of(self, columns: Columns = LINE_COLUMNS) -> Loader:
+        """Each task's own lines, in seq order, holding `columns` (every column unless told)."""
+        if columns not in self._trace:
+            self._trace[columns] = self._loader(tree.lines_of_tasks, list, columns)
+        return self._trace[columns]
+
+    def record_of(self, columns: Columns = LINE_COLUMNS) -> Loader:
+        """Each tree's whole chain, keyed by root id, in seq order, holding `columns`."""
+        if columns not in self._record:
+            self._record[columns] = self._loader(tree.lines_of_trees, list, columns)
+        return self._record[columns]
+
+    @property
+    def trace(self) -> Loader:
+        return self.trace_of()
+
+    async def readable(self, access: Access, rows: Sequence[TaskRow | Any]) -> dict[uuid.UUID, frozenset]:
+        """The field groups the caller reads on each task, asked of `access` once per task per request."""
+        unknown = [row for row in rows if row.id not in self._readable]
+        if unknown:
+            found = await access.task_groups(unknown)
+            self._readable.update((key, self._groups.setdefault(groups, groups)) for key, groups in found.items())
+        return self._readable
+
+    async def tasks(self, ids: Sequence[uuid.UUID]) -> list[TaskRow | None]:
+        return await self.task.get_many(ids)
+

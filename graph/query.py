@@ -4,6 +4,7 @@ import strawberry
 
 from graph.context import Info
 from graph.inputs import TaskFilter, plain
+from graph.plan import TaskPlan, prefetch
 from graph.types.agent_help import AgentHelp, help_view
 from graph.types.agent_task import AgentTask, task_view, task_views
 from graph.types.connection import AgentTaskConnection, AgentTaskEdge, PageInfo
@@ -17,7 +18,11 @@ from resolvers.verify import verify_task
 class Query:
     @strawberry.field(description="One task, or null when it does not exist for the caller.")
     async def task(self, info: Info, id: strawberry.ID) -> AgentTask | None:
-        return await task_view(info, await reads.task_row(info.context.access, id))
+        plan = TaskPlan.of(s for f in info.selected_fields for s in f.selections)
+        view = await task_view(info, await reads.task_row(info.context.access, id), plan)
+        if view is not None:
+            await prefetch(info.context, plan, [view.row])
+        return view
 
     @strawberry.field(description="Tasks the caller may see, newest first by startedAt then id; first is at most 500.")
     async def tasks(
@@ -25,7 +30,9 @@ class Query:
     ) -> AgentTaskConnection:
         flt = reads.TaskFilter(**{k: v for k, v in (plain(filter) or {}).items() if v is not None})
         rows, more = await reads.list_tasks(info.context.access, flt, first, after)
-        views = {v.row.id: v for v in await task_views(info, rows)}
+        plan = TaskPlan.of_connection(s for f in info.selected_fields for s in f.selections)
+        views = {v.row.id: v for v in await task_views(info, rows, plan)}
+        await prefetch(info.context, plan, [v.row for v in views.values()])
         edges = [AgentTaskEdge(cursor=reads.encode_cursor(r), node=views[r.id]) for r in rows if r.id in views]
         return AgentTaskConnection(
             edges=edges,

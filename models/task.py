@@ -47,9 +47,11 @@ class AgentTask(Model):
         table = "agent_task"
         indexes = (
             ("tenant", "started_at", "id"),
-            ("tenant", "agent", "started_at"),
-            ("tenant", "requester_id", "started_at"),
-            ("tenant", "session"),
+            ("tenant", "agent", "started_at", "id"),
+            ("tenant", "skill", "started_at", "id"),
+            ("tenant", "status", "started_at", "id"),
+            ("tenant", "requester_id", "started_at", "id"),
+            ("tenant", "session", "started_at", "id"),
             ("tenant", "parent_id", "sequence"),
             ("root_id",),
         )

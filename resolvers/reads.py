@@ -15,7 +15,7 @@ from permissions.access import Access
 from permissions.table import Group, groups_of
 from resolvers import checks
 from resolvers.errors import BadInput, Forbidden
-from resolvers.tree import under_any
+from resolvers.tree import outermost, under_any
 
 MAX_PAGE = 500
 
@@ -82,7 +82,17 @@ async def _visible(access: Access) -> Q | None:
     asked = await AgentTask.filter(tenant=p.tenant, requester_id=p.sub).values_list("path", flat=True)
     if not asked:
         return None
-    return Q(under_any("path", asked), tenant=p.tenant)
+    return Q(_asked_or_under(asked), tenant=p.tenant)
+
+
+def _asked_or_under(paths: list[str]) -> Q:
+    """Exactly the tasks at these paths and under them: whole trees by root, the rest by path prefix."""
+    kept = outermost(paths)
+    roots = [uuid.UUID(path) for path in kept if "/" not in path]
+    below = [path for path in kept if "/" in path]
+    if not below:
+        return Q(root_id__in=roots)
+    return Q(Q(root_id__in=roots), under_any("path", below), join_type="OR") if roots else under_any("path", below)
 
 
 async def list_tasks(access: Access, flt: TaskFilter, first: int, after: str | None) -> tuple[list[AgentTask], bool]:
@@ -110,6 +120,6 @@ async def list_tasks(access: Access, flt: TaskFilter, first: int, after: str | N
         query = query.filter(started_at__lt=flt.started_before)
     if after is not None:
         at, tid = decode_cursor(after)
-        query = query.filter(Q(started_at__lt=at) | Q(started_at=at, id__lt=tid))
+        query = query.filter(Q(started_at__lt=at) | Q(id__lt=tid), started_at__lte=at)
     rows = await query.order_by("-started_at", "-id").limit(first + 1)
     return rows[:first], len(rows) > first

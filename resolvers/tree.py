@@ -1,16 +1,25 @@
-"""Batched reads over work trees: each function answers many keys in one SQL statement."""
+"""Batched reads over work trees: each function answers many keys with one SQL statement.
+
+"Everything under a task" is a prefix match on the materialised path, served by the path indexes of
+migration 0002. A batch asking for many prefixes at once (a whole level of a big tree) reads the
+trees they belong to by `root_id` instead, and keeps what lies under each prefix.
+"""
 
 from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from tortoise.expressions import Q
-from tortoise.functions import Count, Sum
 
-from models import AgentTask, LlmCall, TraceEvent
+from models import LlmCall
+from resolvers.rows import Statement, TaskRow, read_lines, read_tasks
+
+PREFIX_LIMIT = 32
+"""The most prefixes one statement matches; past it, a batch reads whole trees by root."""
 
 
 def outermost(paths: Iterable[str]) -> list[str]:
@@ -24,68 +33,136 @@ def outermost(paths: Iterable[str]) -> list[str]:
 
 def under_any(field: str, paths: Iterable[str]) -> Q:
     """Rows whose `field` is one of these paths or lies under one: one prefix match each."""
-    query = Q()
-    for path in outermost(paths):
-        query |= Q(**{field: path}) | Q(**{f"{field}__startswith": path + "/"})
-    return query
+    terms = [Q(**{field: path}) | Q(**{f"{field}__startswith": path + "/"}) for path in outermost(paths)]
+    return _any(terms) if terms else Q(pk__in=[])
 
 
-async def tasks_by_id(tenant: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, AgentTask]:
-    rows = await AgentTask.filter(tenant=tenant, id__in=list(ids))
+def _any(terms: list[Q]) -> Q:
+    if len(terms) == 1:
+        return terms[0]
+    middle = len(terms) // 2
+    return Q(_any(terms[:middle]), _any(terms[middle:]), join_type="OR")
+
+
+def root_of(path: str) -> str:
+    return path.split("/", 1)[0]
+
+
+def prefixes_of(path: str) -> Iterator[str]:
+    """The path of every task from the root down to this one."""
+    at = path.find("/")
+    while at != -1:
+        yield path[:at]
+        at = path.find("/", at + 1)
+    yield path
+
+
+@dataclass(frozen=True, slots=True)
+class Cover:
+    """What one statement reads to answer a batch of prefixes: the prefixes themselves, or their whole trees."""
+
+    prefixes: list[str]
+    roots: list[uuid.UUID]
+
+    @classmethod
+    def of(cls, paths: Iterable[str]) -> Cover:
+        kept = outermost(paths)
+        if len(kept) <= PREFIX_LIMIT:
+            return cls(kept, [])
+        return cls([], sorted({uuid.UUID(root_of(p)) for p in kept}))
+
+
+async def tasks_by_id(tenant: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, TaskRow]:
+    q = Statement()
+    rows = await read_tasks(q, f"tenant = {q.param(tenant)} AND {q.one_of('id', ids)}")
     return {row.id: row for row in rows}
 
 
-async def children_of(tenant: str, parent_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[AgentTask]]:
-    out: dict[uuid.UUID, list[AgentTask]] = defaultdict(list)
-    for row in await AgentTask.filter(tenant=tenant, parent_id__in=list(parent_ids)).order_by("sequence"):
+async def children_of(tenant: str, parent_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[TaskRow]]:
+    q = Statement()
+    rows = await read_tasks(q, f"tenant = {q.param(tenant)} AND {q.one_of('parent_id', parent_ids)}", "sequence")
+    out: dict[uuid.UUID, list[TaskRow]] = defaultdict(list)
+    for row in rows:
         out[row.parent_id].append(row)
     return out
 
 
-def depth_first(top: str, rows: list[AgentTask]) -> list[AgentTask]:
-    """Everything under `top`, depth first, siblings in sequence order."""
-    kids: dict[uuid.UUID | None, list[AgentTask]] = defaultdict(list)
+def kids_of(rows: Iterable[TaskRow]) -> dict[uuid.UUID | None, list[TaskRow]]:
+    """Each task's children among `rows`, in sequence order."""
+    kids: dict[uuid.UUID | None, list[TaskRow]] = defaultdict(list)
     for row in rows:
         kids[row.parent_id].append(row)
     for siblings in kids.values():
         siblings.sort(key=lambda r: r.sequence)
-    out: list[AgentTask] = []
-    stack = list(reversed(kids[uuid.UUID(top.rsplit("/", 1)[-1])]))
+    return kids
+
+
+def depth_first(top: uuid.UUID, kids: dict[uuid.UUID | None, list[TaskRow]]) -> list[TaskRow]:
+    """Everything under `top`, depth first, siblings in sequence order."""
+    out: list[TaskRow] = []
+    stack = list(reversed(kids.get(top, ())))
     while stack:
         row = stack.pop()
         out.append(row)
-        stack.extend(reversed(kids[row.id]))
+        stack.extend(reversed(kids.get(row.id, ())))
     return out
 
 
-async def subtrees_of(tenant: str, paths: Sequence[str]) -> dict[str, list[AgentTask]]:
-    rows = await AgentTask.filter(under_any("path", paths), tenant=tenant)
-    out: dict[str, list[AgentTask]] = {}
-    for path in paths:
-        prefix = path + "/"
-        out[path] = depth_first(path, [r for r in rows if r.path.startswith(prefix)])
-    return out
+def own_id(path: str) -> uuid.UUID:
+    return uuid.UUID(path.rsplit("/", 1)[-1])
 
 
-async def trees_of(tenant: str, root_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[AgentTask]]:
-    out: dict[uuid.UUID, list[AgentTask]] = defaultdict(list)
-    for row in await AgentTask.filter(tenant=tenant, root_id__in=list(root_ids)):
+async def subtrees_of(tenant: str, paths: Sequence[str]) -> dict[str, list[TaskRow]]:
+    """Everything under each path: one prefix query (or one query by root, for many prefixes)."""
+    cover = Cover.of(paths)
+    q = Statement()
+    where = f"tenant = {q.param(tenant)} AND "
+    if cover.roots:
+        where += q.one_of("root_id", cover.roots)
+    else:
+        where += q.starts_with("path", [p + "/" for p in cover.prefixes])
+    kids = kids_of(await read_tasks(q, where))
+    return {path: depth_first(own_id(path), kids) for path in paths}
+
+
+async def descendants_of(tenant: str, paths: Sequence[str], deepest: int) -> list[TaskRow]:
+    """Every task under the paths down to depth `deepest`: one prefix query (or one by root, for many)."""
+    cover = Cover.of(paths)
+    q = Statement()
+    where = f"tenant = {q.param(tenant)} AND depth <= {q.param(deepest)} AND "
+    if cover.roots:
+        where += q.one_of("root_id", cover.roots)
+    else:
+        where += q.starts_with("path", [p + "/" for p in cover.prefixes])
+    rows = await read_tasks(q, where, "sequence")
+    if not cover.roots:
+        return rows
+    tops = set(paths)
+    return [row for row in rows if any(p in tops for p in prefixes_of(row.path) if p != row.path)]
+
+
+async def trees_of(tenant: str, root_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[TaskRow]]:
+    q = Statement()
+    out: dict[uuid.UUID, list[TaskRow]] = defaultdict(list)
+    for row in await read_tasks(q, f"tenant = {q.param(tenant)} AND {q.one_of('root_id', root_ids)}"):
         out[row.root_id].append(row)
     return out
 
 
-async def lines_of_tasks(tenant: str, task_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[TraceEvent]]:
-    out: dict[uuid.UUID, list[TraceEvent]] = defaultdict(list)
-    for row in await TraceEvent.filter(tenant=tenant, task_id__in=list(task_ids)).order_by("seq"):
-        out[row.task_id].append(row)
-    return out
+async def lines_of_tasks(
+    tenant: str, task_ids: Sequence[uuid.UUID], columns: Iterable[str]
+) -> dict[uuid.UUID, list[Any]]:
+    q = Statement()
+    where = f"tenant = {q.param(tenant)} AND {q.one_of('task_id', task_ids)}"
+    return await read_lines(q, "task_id", columns, where, "seq")
 
 
-async def lines_of_trees(tenant: str, root_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[TraceEvent]]:
-    out: dict[uuid.UUID, list[TraceEvent]] = defaultdict(list)
-    for row in await TraceEvent.filter(tenant=tenant, root_id__in=list(root_ids)).order_by("seq"):
-        out[row.root_id].append(row)
-    return out
+async def lines_of_trees(
+    tenant: str, root_ids: Sequence[uuid.UUID], columns: Iterable[str]
+) -> dict[uuid.UUID, list[Any]]:
+    q = Statement()
+    where = f"tenant = {q.param(tenant)} AND {q.one_of('root_id', root_ids)}"
+    return await read_lines(q, "root_id", {*columns, "task_id"}, where, "seq")
 
 
 async def calls_of(tenant: str, task_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[LlmCall]]:
@@ -95,18 +172,84 @@ async def calls_of(tenant: str, task_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID
     return out
 
 
-@dataclass(slots=True)
-class Meter:
+class Meter(NamedTuple):
     micros: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     model_calls: int = 0
 
-    def add(self, other: "Meter") -> None:
-        self.micros += other.micros
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.model_calls += other.model_calls
+
+NO_METER = Meter()
+
+
+class Spend(NamedTuple):
+    """A task's meter on its own and all in (the task and everything under it)."""
+
+    own: Meter = NO_METER
+    all_in: Meter = NO_METER
+
+
+METER_SUMS = "SUM(l.cost_micros), SUM(l.input_tokens), SUM(l.output_tokens), COUNT(*)"
+
+
+async def meter_by_path(tenant: str, cover: Cover) -> dict[str, Meter]:
+    """The meter summed per task path under the cover: one grouped aggregate."""
+    q = Statement()
+    if cover.roots:
+        sql = (
+            f"SELECT l.task_path, {METER_SUMS} FROM llm_call l JOIN agent_task t ON t.id = l.task_id "
+            f"WHERE l.tenant = {q.param(tenant)} AND t.tenant = {q.param(tenant)} AND {q.one_of('t.root_id', cover.roots)} "
+            "GROUP BY l.task_path"
+        )
+    else:
+        sql = (
+            f"SELECT l.task_path, {METER_SUMS} FROM llm_call l "
+            f"WHERE l.tenant = {q.param(tenant)} AND {q.starts_with('l.task_path', cover.prefixes)} "
+            "GROUP BY l.task_path"
+        )
+    return {
+        path: Meter(int(micros or 0), int(inp or 0), int(out or 0), int(n or 0))
+        for path, micros, inp, out, n in await q.rows(sql)
+    }
+
+
+@dataclass
+class MeterBook:
+    """The meter read so far in one request, by task path, rolled up to every task above."""
+
+    read: set[str] = field(default_factory=set)
+    own: dict[str, Meter] = field(default_factory=dict)
+    all_in: dict[str, Meter] = field(default_factory=dict)
+
+    def covers(self, path: str) -> bool:
+        return any(prefix in self.read for prefix in prefixes_of(path))
+
+    def enter(self, cover: Cover, found: dict[str, Meter]) -> None:
+        self.read.update(cover.prefixes)
+        self.read.update(str(root) for root in cover.roots)
+        self.own.update(found)
+        sums: dict[str, list[int]] = {}
+        for path, (micros, inp, out, calls) in self.own.items():
+            for prefix in prefixes_of(path):
+                total = sums.get(prefix)
+                if total is None:
+                    sums[prefix] = [micros, inp, out, calls]
+                else:
+                    total[0] += micros
+                    total[1] += inp
+                    total[2] += out
+                    total[3] += calls
+        self.all_in = {path: Meter(*total) for path, total in sums.items()}
+
+    def spend(self, path: str) -> Spend:
+        return Spend(self.own.get(path, NO_METER), self.all_in.get(path, NO_METER))
+
+    async def load(self, tenant: str, paths: Sequence[str]) -> dict[str, Spend]:
+        missing = [p for p in paths if not self.covers(p)]
+        if missing:
+            cover = Cover.of(missing)
+            self.enter(cover, await meter_by_path(tenant, cover))
+        return {path: self.spend(path) for path in paths}
 
 
 @dataclass(slots=True)
@@ -115,57 +258,21 @@ class Steps:
     turns: int = 0
 
 
-def _meter(row: dict) -> Meter:
-    return Meter(int(row["micros"] or 0), int(row["inp"] or 0), int(row["out"] or 0), int(row["n"] or 0))
-
-
-METER_SUMS = {"micros": Sum("cost_micros"), "inp": Sum("input_tokens"), "out": Sum("output_tokens"), "n": Count("id")}
-
-
-async def own_meter(tenant: str, task_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Meter]:
-    rows = (
-        await LlmCall.filter(tenant=tenant, task_id__in=list(task_ids))
-        .annotate(**METER_SUMS)
-        .group_by("task_id")
-        .values("task_id", *METER_SUMS)
-    )
-    return {_uuid(r["task_id"]): _meter(r) for r in rows}
-
-
-async def all_in_meter(tenant: str, paths: Sequence[str]) -> dict[str, Meter]:
-    """Each path's meter, all in: one grouped aggregate over the outermost prefixes, rolled up by path."""
-    rows = (
-        await LlmCall.filter(under_any("task_path", paths), tenant=tenant)
-        .annotate(**METER_SUMS)
-        .group_by("task_path")
-        .values("task_path", *METER_SUMS)
-    )
-    wanted = {path: Meter() for path in paths}
-    for row in rows:
-        meter = _meter(row)
-        parts = row["task_path"].split("/")
-        for end in range(1, len(parts) + 1):
-            total = wanted.get("/".join(parts[:end]))
-            if total is not None:
-                total.add(meter)
-    return wanted
-
-
 async def own_steps(tenant: str, task_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Steps]:
-    rows = (
-        await TraceEvent.filter(tenant=tenant, task_id__in=list(task_ids), kind__in=["TOOL_CALL", "MODEL_CALL"])
-        .filter(Q(kind="TOOL_CALL") | Q(by_tool__isnull=True))
-        .annotate(n=Count("id"))
-        .group_by("task_id", "kind")
-        .values("task_id", "kind", "n")
+    """Tool calls and turns (the agent's own model calls, not a tool's) per task, from the record."""
+    q = Statement()
+    sql = (
+        f"SELECT task_id, kind, COUNT(*) FROM trace_event WHERE tenant = {q.param(tenant)} "
+        f"AND {q.one_of('task_id', task_ids)} "
+        "AND (kind = 'TOOL_CALL' OR (kind = 'MODEL_CALL' AND by_tool IS NULL)) GROUP BY task_id, kind"
     )
     out: dict[uuid.UUID, Steps] = defaultdict(Steps)
-    for row in rows:
-        steps = out[_uuid(row["task_id"])]
-        if row["kind"] == "TOOL_CALL":
-            steps.tool_calls = int(row["n"])
+    for task_id, kind, n in await q.rows(sql):
+        steps = out[_uuid(task_id)]
+        if kind == "TOOL_CALL":
+            steps.tool_calls = int(n)
         else:
-            steps.turns = int(row["n"])
+            steps.turns = int(n)
     return out
 
 

@@ -1,27 +1,32 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
 import models
 from graph.context import Info
-from graph.guard import build, guarded
+from graph.guard import guarded
+from graph.lazy import Views, lazy_view
+from graph.plan import TaskPlan
 from graph.types.cost import Cost
-from graph.types.enums import TaskCause, TaskStatus
+from graph.types.enums import TaskCause, TaskStatus, TraceKind
 from graph.types.principal import Principal
 from graph.types.scalars import JSON, Long
+from graph.types.trace_event import TraceEvent, content_access
 from permissions.access import ancestor_ids
 from permissions.table import Group
+from resolvers.rows import LINE_COLUMNS, TaskRow
 from resolvers.transcript import turns_of
 
 if TYPE_CHECKING:
     from graph.types.llm_call import LlmCall
-    from graph.types.trace_event import TraceEvent
     from graph.types.transcript import AgentLlmTurn
+
+Row = TaskRow | models.AgentTask
 
 F, W, C = Group.FIGURES, Group.WORDS, Group.CONTENT
 
@@ -29,7 +34,8 @@ F, W, C = Group.FIGURES, Group.WORDS, Group.CONTENT
 @strawberry.type(description="The receipt of one piece of agent work: who asked, as whom it ran, what it cost, how it ended.")
 class AgentTask:
     groups: strawberry.Private[frozenset]
-    row: strawberry.Private[models.AgentTask]
+    row: strawberry.Private[Row]
+    plan: strawberry.Private[TaskPlan | None] = None
 
     id: strawberry.ID = guarded(F, "The task's id.")
     agent: str = guarded(F, "The agent whose work this was.")
@@ -71,63 +77,54 @@ class AgentTask:
     async def parent(self, info: Info) -> AgentTask | None:
         if self.row.parent_id is None:
             return None
-        return await task_view(info, await info.context.loaders.task.load(self.row.parent_id))
+        return await task_view(info, await info.context.loaders.task.get(self.row.parent_id), self.below("parent"))
 
     @guarded(F, "The top of its tree.")
     async def root(self, info: Info) -> AgentTask | None:
-        return await task_view(info, await _root_row(self, info))
+        return await task_view(info, await _root_row(self, info), self.below("root"))
 
     @guarded(F, "Every task above it, root first, not itself.")
     async def lineage(self, info: Info) -> list[AgentTask]:
         rows = await info.context.loaders.tasks(ancestor_ids(self.row.path)[:-1])
-        return await task_views(info, [r for r in rows if r is not None])
+        return await task_views(info, [r for r in rows if r is not None], self.below("lineage"))
 
     @guarded(F, "The tasks it handed on, in sequence order.")
     async def children(self, info: Info) -> list[AgentTask]:
-        return await task_views(info, await info.context.loaders.children.load(self.row.id))
+        rows = await info.context.loaders.children.get(self.row.id)
+        return await task_views(info, rows, self.below("children"))
 
     @guarded(F, "Everything under it, not itself, depth first in sequence order.")
     async def subtree(self, info: Info) -> list[AgentTask]:
-        return await task_views(info, await info.context.loaders.subtree.load(self.row.path))
+        rows = await info.context.loaders.subtree.get(self.row.path)
+        return await task_views(info, rows, self.below("subtree"))
 
-    @guarded(F, "What it cost on its own and all in, from the meter.")
+    @guarded(F, "What it cost on its own and all in (it and everything under it), summed from the meter.")
     async def cost(self, info: Info) -> Cost:
-        own = await info.context.loaders.own_meter.load(self.row.id)
-        all_in = await info.context.loaders.all_in_meter.load(self.row.path)
-        return Cost(
-            own_micros=own.micros,
-            all_in_micros=all_in.micros,
-            own_input_tokens=own.input_tokens,
-            own_output_tokens=own.output_tokens,
-            all_in_input_tokens=all_in.input_tokens,
-            all_in_output_tokens=all_in.output_tokens,
-            own_model_calls=own.model_calls,
-            all_in_model_calls=all_in.model_calls,
-        )
+        return Cost.of(await info.context.loaders.meter.get(self.row.path))
 
     @guarded(F, "Its own spend, in millionths of a dollar, summed from the meter.")
     async def spent_micros(self, info: Info) -> Long:
-        return (await info.context.loaders.own_meter.load(self.row.id)).micros
+        return Long((await info.context.loaders.meter.get(self.row.path)).own.micros)
 
-    @guarded(F, "Its own model calls, a tool's included.")
+    @guarded(F, "Its own model calls, a tool's included, counted from the meter.")
     async def model_calls(self, info: Info) -> int:
-        return (await info.context.loaders.own_meter.load(self.row.id)).model_calls
+        return (await info.context.loaders.meter.get(self.row.path)).own.model_calls
 
-    @guarded(F, "Its own input tokens.")
+    @guarded(F, "Its own input tokens, summed from the meter.")
     async def input_tokens(self, info: Info) -> Long:
-        return (await info.context.loaders.own_meter.load(self.row.id)).input_tokens
+        return Long((await info.context.loaders.meter.get(self.row.path)).own.input_tokens)
 
-    @guarded(F, "Its own output tokens.")
+    @guarded(F, "Its own output tokens, summed from the meter.")
     async def output_tokens(self, info: Info) -> Long:
-        return (await info.context.loaders.own_meter.load(self.row.id)).output_tokens
+        return Long((await info.context.loaders.meter.get(self.row.path)).own.output_tokens)
 
-    @guarded(F, "Its own tool calls, from the record.")
+    @guarded(F, "Its own tool calls, counted from the record.")
     async def tool_calls(self, info: Info) -> int:
-        return (await info.context.loaders.own_steps.load(self.row.id)).tool_calls
+        return (await info.context.loaders.steps.get(self.row.id)).tool_calls
 
-    @guarded(F, "Its own turns: the agent's model calls, not a tool's.")
+    @guarded(F, "Its own turns, counted from the record: the agent's model calls, not a tool's.")
     async def turns(self, info: Info) -> int:
-        return (await info.context.loaders.own_steps.load(self.row.id)).turns
+        return (await info.context.loaders.steps.get(self.row.id)).turns
 
     @guarded(F, "Its meter rows.")
     async def calls(
@@ -135,95 +132,96 @@ class AgentTask:
     ) -> list[Annotated["LlmCall", strawberry.lazy("graph.types.llm_call")]]:
         from graph.types.llm_call import call_view
 
-        return [call_view(c) for c in await info.context.loaders.calls.load(self.row.id)]
+        return [call_view(c) for c in await info.context.loaders.calls.get(self.row.id)]
 
     @guarded(F, "Its own lines, in seq order.")
-    async def trace(
-        self, info: Info
-    ) -> list[Annotated["TraceEvent", strawberry.lazy("graph.types.trace_event")]]:
-        from graph.types.trace_event import line_view
-
-        return [line_view(e, self.groups) for e in await info.context.loaders.trace.load(self.row.id)]
+    async def trace(self, info: Info) -> list[TraceEvent]:
+        columns = self.plan.trace if self.plan and self.plan.trace is not None else LINE_COLUMNS
+        lines = await info.context.loaders.trace_of(columns).get(self.row.id)
+        groups = self.groups
+        return Views(LineView, lines, lambda _: groups)  # type: ignore[return-value]
 
     @guarded(F, "The tree's whole chain, in seq order: the lines of the tasks the caller may read.")
-    async def record(
-        self, info: Info
-    ) -> list[Annotated["TraceEvent", strawberry.lazy("graph.types.trace_event")]]:
-        from graph.types.trace_event import line_view
-
-        tasks = await info.context.loaders.tree.load(self.row.root_id)
-        groups = await info.context.access.task_groups(tasks)
-        lines = await info.context.loaders.record.load(self.row.root_id)
-        return [line_view(e, groups[e.task_id]) for e in lines if groups.get(e.task_id)]
+    async def record(self, info: Info) -> list[TraceEvent]:
+        columns = self.plan.record if self.plan and self.plan.record is not None else LINE_COLUMNS
+        tasks = await info.context.loaders.tree.get(self.row.root_id)
+        groups = await info.context.loaders.readable(info.context.access, tasks)
+        lines = await info.context.loaders.record_of(columns).get(self.row.root_id)
+        readable = [line for line in lines if groups.get(line.task_id)]
+        return Views(LineView, readable, lambda line: groups[line.task_id])  # type: ignore[return-value]
 
     @guarded(
-        C,
-        "The model turns of this task and everything under it. Read only by a caller holding a transcriptReaders "
-        "role of every agent in the subtree; otherwise empty, never partial.",
+        Group.TRANSCRIPT,
+        "The model turns of this task and everything under it, content included; empty, never partial, "
+        "when any agent in the subtree refuses the caller.",
     )
     async def transcript(
         self, info: Info
     ) -> list[Annotated["AgentLlmTurn", strawberry.lazy("graph.types.transcript")]]:
         from graph.types.transcript import turn_view
 
-        below = await info.context.loaders.subtree.load(self.row.path)
+        below = await info.context.loaders.subtree.get(self.row.path)
         tasks = [self.row, *below]
         if not await info.context.access.reads_transcripts_of(t.agent for t in tasks):
             return []
-        lines = await info.context.loaders.trace.load_many([t.id for t in tasks])
+        lines = await info.context.loaders.trace.get_many([t.id for t in tasks])
         return [turn_view(t) for t in turns_of(tasks, [line for group in lines for line in group])]
 
+    def below(self, field: str) -> TaskPlan | None:
+        """The plan for the tasks `field` returns, when this task was read ahead."""
+        return self.plan.nested.get(field) if self.plan is not None else None
 
-async def _root_row(task: AgentTask, info: Info) -> models.AgentTask:
+
+async def _root_row(task: AgentTask, info: Info) -> Row:
     if task.row.root_id == task.row.id:
         return task.row
-    return await info.context.loaders.task.load(task.row.root_id)
+    return await info.context.loaders.task.get(task.row.root_id)
 
 
-def _view(row: models.AgentTask, groups: frozenset) -> AgentTask:
-    return build(
-        AgentTask,
-        groups,
-        row=row,
-        id=strawberry.ID(str(row.id)),
-        agent=row.agent,
-        skill=row.skill,
-        skill_version=row.skill_version,
-        cause=TaskCause(row.cause),
-        status=TaskStatus(row.status),
-        started_at=row.started_at,
-        ended_at=row.ended_at,
-        limit_micros=row.limit_micros,
-        session=row.session,
-        workflow_run=row.workflow_run,
-        run_step=row.run_step,
-        entity_type=row.entity_type,
-        instruction_set=row.instruction_set,
-        instructions_hash=row.instructions_hash,
-        actor=Principal.of(row.actor_id, row.actor_name),
-        depth=row.depth,
-        sequence=row.sequence,
-        path=row.path,
-        about=row.about,
-        trigger=row.trigger,
-        outcome=row.outcome,
-        requester=Principal.of(row.requester_id, row.requester_name),
-        entity_id=row.entity_id,
-        given=row.given,
-        result=json.loads(row.result) if row.result is not None else None,
-        instructions_sent=row.instructions_sent,
-    )
+def _principal(id_attr: str, name_attr: str) -> Callable[[Any], Principal | None]:
+    return lambda view: Principal.of(getattr(view.row, id_attr), getattr(view.row, name_attr))
 
 
-async def task_views(info: Info, rows: Sequence[models.AgentTask]) -> list[AgentTask]:
+TaskView = lazy_view(
+    AgentTask,
+    "row",
+    {
+        "id": lambda view: strawberry.ID(str(view.row.id)),
+        "cause": lambda view: TaskCause(view.row.cause),
+        "status": lambda view: TaskStatus(view.row.status),
+        "actor": _principal("actor_id", "actor_name"),
+        "requester": _principal("requester_id", "requester_name"),
+        "result": lambda view: json.loads(view.row.result) if view.row.result is not None else None,
+    },
+)
+
+TRACE_KINDS = {kind.value: kind for kind in TraceKind}
+
+LineView = lazy_view(
+    TraceEvent,
+    "event",
+    {
+        "kind": lambda view: TRACE_KINDS[view.event.kind],
+        "content_access": lambda view: content_access(view.event, view.groups),
+    },
+)
+
+
+async def task_views(info: Info, rows: Sequence[Row], plan: TaskPlan | None = None) -> list[AgentTask]:
     """The rows the caller may see, as AgentTask objects with what they may not read left null."""
-    info.context.loaders.prime(rows)
-    groups = await info.context.access.task_groups(list(rows))
-    return [_view(row, groups[row.id]) for row in rows if groups[row.id]]
+    groups = await info.context.loaders.readable(info.context.access, rows)
+    views = []
+    for row in rows:
+        readable = groups[row.id]
+        if readable:
+            view = TaskView(row, readable)
+            view.plan = plan
+            views.append(view)
+    return views
 
 
-async def task_view(info: Info, row: models.AgentTask | None) -> AgentTask | None:
+async def task_view(info: Info, row: Row | None, plan: TaskPlan | None = None) -> AgentTask | None:
     if row is None:
         return None
-    views = await task_views(info, [row])
+    views = await task_views(info, [row], plan)
     return views[0] if views else None

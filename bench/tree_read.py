@@ -1,0 +1,372 @@
+"""One nested GraphQL read of a whole work tree, timed against a hand-written asyncpg read of the same data.
+
+Run by hand against a PostgreSQL server (a fresh database is made and dropped for each tree):
+
+    python -m bench.tree_read [--server postgres://postgres@127.0.0.1:5432] [--runs 20]
+
+Each tree has depth 5, a fan-out of about 4 at 1,000 tasks, and 10 lines and 3 meter rows per task. The
+request asks, five levels of children deep, for each task's status, all-in cost and its trace's sentences
+and kinds; it goes through the ASGI app with a requester's token. The baseline fetches the same rows with
+asyncpg and assembles the same JSON by hand; both answers are checked equal. The two take turns, and the
+median of each is printed with their ratio and the SQL statements agentlog's request sent. Trees of 100,
+1,000 and 10,000 tasks are read; the last row reads 1,000 again after `gc.freeze()`, as a server can do
+once it has started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import statistics
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import asyncpg
+import httpx
+from tortoise import Tortoise
+from tortoise.connection import get_connection
+
+from graph.app import create_app
+from models import db
+from models.chain import GENESIS, Line, compact_json, seal
+from permissions.tokens import issue_token
+
+TENANT = "bench-shop"
+DEPTH = 5
+SERVER = os.environ.get("AGENTLOG_BENCH_SERVER", "postgres://postgres@127.0.0.1:5432")
+
+TASK_COLUMNS = (
+    "id", "tenant", "agent", "skill", "cause", "about", "trigger", "given", "requester_id", "requester_name",
+    "actor_id", "actor_name", "status", "outcome", "result", "limit_micros", "started_at", "ended_at", "session",
+    "parent_id", "root_id", "depth", "sequence", "path", "chain_length", "chain_head",
+)
+LINE_COLUMNS = (
+    "tenant", "root_id", "seq", "kind", "task_id", "at", "summary", "payload", "model", "route_rule", "attempts",
+    "cost_micros", "call_id", "tool", "tool_call_id", "input_tokens", "output_tokens", "duration_ms", "is_error",
+    "by_tool", "summary_salt", "payload_salt", "summary_hash", "payload_hash", "prev_hash", "hash",
+)
+CALL_COLUMNS = (
+    "id", "tenant", "task_id", "task_path", "turn", "agent", "model", "provider", "route_rule", "attempts",
+    "input_tokens", "output_tokens", "cost_micros", "duration_ms", "at", "by_tool",
+)
+HELP_COLUMNS = ("id", "tenant", "task_id", "root_id", "question", "asked_of_id", "asked_of_name", "asked_at")
+
+
+def level_sizes(tasks: int, depth: int = DEPTH) -> list[int]:
+    """Tasks per level, root first: an even fan-out that adds up to `tasks` over depth + 1 levels."""
+    low, high = 1.0, float(tasks)
+    for _ in range(60):
+        fan = (low + high) / 2
+        low, high = (fan, high) if sum(fan**d for d in range(depth + 1)) < tasks else (low, fan)
+    sizes = [max(1, round(low**d)) for d in range(depth + 1)]
+    sizes[0] = 1
+    sizes[-1] += tasks - sum(sizes)
+    return sizes
+
+
+@dataclass
+class Tree:
+    root: uuid.UUID
+    tasks: list[tuple] = field(default_factory=list)
+    lines: list[tuple] = field(default_factory=list)
+    calls: list[tuple] = field(default_factory=list)
+    helps: list[tuple] = field(default_factory=list)
+
+
+@dataclass
+class Node:
+    id: uuid.UUID
+    parent: Node | None
+    depth: int
+    sequence: int
+    path: str
+    children: list[Node] = field(default_factory=list)
+
+
+def shape(tasks: int) -> Node:
+    root_id = uuid.uuid4()
+    root = Node(root_id, None, 0, 1, str(root_id))
+    level = [root]
+    for depth, size in enumerate(level_sizes(tasks)[1:], start=1):
+        below = []
+        for i in range(size):
+            parent = level[i % len(level)]
+            tid = uuid.uuid4()
+            node = Node(tid, parent, depth, len(parent.children) + 1, f"{parent.path}/{tid}")
+            parent.children.append(node)
+            below.append(node)
+        level = below
+    return root
+
+
+def depth_first(root: Node) -> Iterator[Node]:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
+
+
+STEPS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("STARTED", {}),
+    ("MODEL_CALL", {"turn": 1, "micros": 200, "response": {"toolCalls": [{"name": "PartsFor"}]}}),
+    ("TOOL_CALL", {"tool": "PartsFor", "id": "c1", "payload": {"fault": "rear brake does not bite"}}),
+    ("TOOL_RESULT", {"tool": "PartsFor", "id": "c1", "payload": ["brake pads", "cable"]}),
+    ("MODEL_CALL", {"turn": 2, "micros": 300, "response": {"toolCalls": [{"name": "Quote"}]}}),
+    ("TOOL_CALL", {"tool": "Quote", "id": "c2", "payload": {"parts": ["brake pads", "cable"]}}),
+    ("MODEL_CALL", {"by_tool": "Quote", "micros": 50, "response": {"text": "42.50"}}),
+    ("TOOL_RESULT", {"tool": "Quote", "id": "c2", "payload": {"total": "42.50"}}),
+    ("ASKED_FOR_HELP", {"payload": "Shall I order the pads?"}),
+    ("ENDED", {"payload": {"hours": 1, "summary": "New pads and a cable."}}),
+)
+
+
+def sentence(kind: str, step: dict[str, Any]) -> str:
+    if kind == "MODEL_CALL":
+        by = f", called by {step['by_tool']}," if "by_tool" in step else ""
+        return f"Everyday (chosen by llm:default){by} answered; it cost ${step['micros'] / 1e6:.4f}."
+    if kind in ("TOOL_CALL", "TOOL_RESULT"):
+        return f"{step['tool']} {'was asked for' if kind == 'TOOL_CALL' else 'answered'}."
+    return {"STARTED": "Estimator started EstimateRepair, for Mia.", "ASKED_FOR_HELP": "It asked Noor for help.",
+            "ENDED": "The work is done."}[kind]
+
+
+def fake_tree(tasks: int, tenant: str = TENANT, started: datetime | None = None) -> Tree:
+    """A finished tree of `tasks` tasks with a sealed chain: 10 lines and 3 meter rows per task."""
+    root = shape(tasks)
+    tree = Tree(root.id)
+    started = started or datetime.now(timezone.utc) - timedelta(days=1)
+    seq, head = 0, GENESIS
+    for n, node in enumerate(depth_first(root)):
+        begin = started + timedelta(seconds=n)
+        for k, (kind, step) in enumerate(STEPS):
+            seq += 1
+            at = begin + timedelta(milliseconds=k)
+            line = Line(seq, kind, str(node.id), at, sentence(kind, step), None, None, None, "", "", "", "")
+            call_id = None
+            if kind == "MODEL_CALL":
+                call_id = uuid.uuid4()
+                line.model, line.route_rule, line.attempts = "Everyday", "llm:default", 1
+                line.cost_micros, line.input_tokens, line.output_tokens, line.duration_ms = step["micros"], 120, 30, 40
+                line.payload = compact_json({"systemPrompt": "You estimate bicycle repairs.",
+                                             "messages": [{"role": "user", "content": "T-7"}],
+                                             "response": step["response"]})
+                tree.calls.append((call_id, tenant, node.id, node.path, step.get("turn"), "Estimator", "Everyday",
+                                   "scripted", "llm:default", 1, 120, 30, step["micros"], 40, at, step.get("by_tool")))
+            elif kind in ("TOOL_CALL", "TOOL_RESULT"):
+                line.tool, line.tool_call_id = step["tool"], step["id"]
+                line.payload = compact_json(step["payload"])
+                if kind == "TOOL_RESULT":
+                    line.is_error, line.duration_ms = False, 7
+            elif kind == "STARTED":
+                line.payload = "Ticket T-7: rear brake does not bite."
+            elif kind == "ASKED_FOR_HELP":
+                line.payload = step["payload"]
+                tree.helps.append((uuid.uuid4(), tenant, node.id, root.id, step["payload"], "noor", "Noor", at))
+            else:
+                line.payload = compact_json(step["payload"])
+            head = seal(line, head).hash
+            tree.lines.append((
+                tenant, root.id, line.seq, kind, node.id, at, line.summary, line.payload, line.model, line.route_rule,
+                line.attempts, line.cost_micros, call_id, line.tool, line.tool_call_id, line.input_tokens,
+                line.output_tokens, line.duration_ms, line.is_error, step.get("by_tool"), line.summary_salt,
+                line.payload_salt, line.summary_hash, line.payload_hash, line.prev_hash, line.hash,
+            ))
+        ended = begin + timedelta(milliseconds=len(STEPS))
+        tree.tasks.append((
+            node.id, tenant, "Estimator", "EstimateRepair", "REQUEST" if node.parent is None else "SPAWN",
+            "Ticket T-7", "Mia asked for an estimate of T-7.", "Ticket T-7: rear brake does not bite.",
+            "mia" if node.parent is None else None, "Mia" if node.parent is None else None, "estimator", "Estimator",
+            "DONE", "Estimated one hour.", compact_json({"hours": 1}), 50000, begin, ended, "chat-7",
+            node.parent.id if node.parent else None, root.id, node.depth, node.sequence, node.path, 0, GENESIS,
+        ))
+    root_row = list(tree.tasks[0])
+    root_row[-2:] = [seq, head]
+    tree.tasks[0] = tuple(root_row)
+    return tree
+
+
+async def store(url: str, tree: Tree) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(
+            "INSERT INTO agent (tenant, name, purpose, roles, transcript_readers, logging) "
+            "VALUES ($1, 'Estimator', 'Estimates bicycle repairs.', '[\"Helper\"]', '[]', 'FULL')", TENANT)
+        await conn.execute(
+            "INSERT INTO policies VALUES ($1, '[\"Manager\"]', '[\"Auditor\"]', '[]', '[]', '[]')", TENANT)
+        await conn.copy_records_to_table("agent_task", records=tree.tasks, columns=TASK_COLUMNS)
+        await conn.copy_records_to_table("trace_event", records=tree.lines, columns=LINE_COLUMNS)
+        await conn.copy_records_to_table("llm_call", records=tree.calls, columns=CALL_COLUMNS)
+        await conn.copy_records_to_table("agent_help", records=tree.helps, columns=HELP_COLUMNS)
+        await conn.execute("ANALYZE")
+    finally:
+        await conn.close()
+
+
+@asynccontextmanager
+async def fresh_database(server: str) -> AsyncIterator[str]:
+    name = f"agentlog_bench_{uuid.uuid4().hex[:8]}"
+    admin = await asyncpg.connect(f"{server}/postgres")
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    url = f"{server}/{name}"
+    try:
+        await db.open_database(url)
+        yield url
+    finally:
+        await Tortoise.close_connections()
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+@contextmanager
+def counting_statements() -> Iterator[list[str]]:
+    """Counts every statement sent through the tortoise connection while the block runs."""
+    cls = type(get_connection("default"))
+    names = ("execute_query", "execute_query_dict", "execute_insert", "execute_many", "execute_script")
+    originals = {name: getattr(cls, name) for name in names}
+    seen: list[str] = []
+
+    def wrap(original: Callable) -> Callable:
+        async def counted(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+            seen.append(query)
+            return await original(self, query, *args, **kwargs)
+
+        return counted
+
+    for name, original in originals.items():
+        setattr(cls, name, wrap(original))
+    try:
+        yield seen
+    finally:
+        for name, original in originals.items():
+            setattr(cls, name, original)
+
+
+TASK_SELECTION = "id status cost { allInMicros } trace { summary kind }"
+
+
+def nested_query(levels: int = DEPTH) -> str:
+    body = TASK_SELECTION
+    for _ in range(levels):
+        body = f"{TASK_SELECTION} children {{ {body} }}"
+    return f"query($id: ID!) {{ task(id: $id) {{ {body} }} }}"
+
+
+async def agentlog_read(http: httpx.AsyncClient, root: uuid.UUID, token: str) -> bytes:
+    response = await http.post(
+        "/graphql", json={"query": nested_query(), "variables": {"id": str(root)}},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    response.raise_for_status()
+    return response.content
+
+
+async def baseline_read(pool: asyncpg.Pool, root: uuid.UUID) -> bytes:
+    """The same tree, fetched with three statements and assembled by hand."""
+    async with pool.acquire() as conn:
+        path = await conn.fetchval("SELECT path FROM agent_task WHERE tenant = $1 AND id = $2", TENANT, root)
+        below = path + "/%"
+        tasks = await conn.fetch(
+            "SELECT id, parent_id, status, path FROM agent_task WHERE tenant = $1 AND depth <= $4 "
+            "AND (path = $2 OR path LIKE $3) ORDER BY sequence", TENANT, path, below, DEPTH)
+        lines = await conn.fetch(
+            "SELECT task_id, summary, kind FROM trace_event WHERE tenant = $1 AND root_id = $2 ORDER BY seq",
+            TENANT, root)
+        meter = await conn.fetch(
+            "SELECT task_path, sum(cost_micros)::bigint AS micros FROM llm_call WHERE tenant = $1 "
+            "AND (task_path = $2 OR task_path LIKE $3) GROUP BY task_path", TENANT, path, below)
+    all_in: dict[str, int] = defaultdict(int)
+    for row in meter:
+        parts = row["task_path"].split("/")
+        for end in range(1, len(parts) + 1):
+            all_in["/".join(parts[:end])] += row["micros"]
+    trace: dict[uuid.UUID, list[dict]] = defaultdict(list)
+    for line in lines:
+        trace[line["task_id"]].append({"summary": line["summary"], "kind": line["kind"]})
+    nodes: dict[uuid.UUID, dict] = {}
+    for task in tasks:
+        nodes[task["id"]] = {
+            "id": str(task["id"]), "status": task["status"], "cost": {"allInMicros": all_in[task["path"]]},
+            "trace": trace[task["id"]], "children": [],
+        }
+    for task in tasks:
+        if task["parent_id"] in nodes:
+            nodes[task["parent_id"]]["children"].append(nodes[task["id"]])
+    for task in tasks:
+        if nodes[task["id"]]["children"] == [] and task["path"].count("/") == DEPTH:
+            del nodes[task["id"]]["children"]
+    return json.dumps({"data": {"task": nodes[root]}}).encode()
+
+
+async def timed(reads: dict[str, Callable[[], Any]], runs: int) -> dict[str, tuple[float, bytes]]:
+    """Each read once to warm up, then `runs` rounds taking turns; the median milliseconds and last answer of each."""
+    answers = {name: await read() for name, read in reads.items()}
+    times: dict[str, list[float]] = {name: [] for name in reads}
+    for _ in range(runs):
+        for name, read in reads.items():
+            start = time.perf_counter()
+            answers[name] = await read()
+            times[name].append((time.perf_counter() - start) * 1000)
+    return {name: (statistics.median(times[name]), answers[name]) for name in reads}
+
+
+async def measure(tasks: int, runs: int, server: str = SERVER, frozen: bool = False) -> dict:
+    """Median milliseconds of agentlog's request and of the baseline, their ratio, and statements per request.
+
+    `frozen` moves everything alive after the warm-up out of the garbage collector's sight (`gc.freeze()`),
+    as a server can do once it has started.
+    """
+    tree = fake_tree(tasks)
+    async with fresh_database(server) as url:
+        await store(url, tree)
+        token = issue_token("mia", TENANT, roles=["Mechanic"], name="Mia")
+        transport = httpx.ASGITransport(app=create_app(url))
+        pool = await asyncpg.create_pool(url, min_size=1, max_size=1)
+        try:
+            async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
+                with counting_statements() as seen:
+                    await agentlog_read(http, tree.root, token)
+                if frozen:
+                    gc.freeze()
+                found = await timed({
+                    "agentlog": lambda: agentlog_read(http, tree.root, token),
+                    "baseline": lambda: baseline_read(pool, tree.root),
+                }, runs)
+        finally:
+            gc.unfreeze()
+            await pool.close()
+    (agentlog_ms, ours), (baseline_ms, theirs) = found["agentlog"], found["baseline"]
+    if json.loads(ours) != json.loads(theirs):
+        raise AssertionError("agentlog and the baseline answered differently")
+    return {
+        "agentlog_ms": round(agentlog_ms, 2),
+        "baseline_ms": round(baseline_ms, 2),
+        "ratio": round(agentlog_ms / baseline_ms, 2),
+        "statements": len(seen),
+    }
+
+
+async def main(server: str, runs: int) -> None:
+    print(f"{'tasks':>7} {'gc':>7} {'agentlog ms':>12} {'baseline ms':>12} {'ratio':>6} {'statements':>11}")
+    plan = [(100, runs, False), (1000, runs, False), (10_000, max(3, runs // 4), False), (1000, runs, True)]
+    for tasks, n, frozen in plan:
+        result = await measure(tasks, n, server, frozen)
+        print(f"{tasks:>7} {'frozen' if frozen else 'default':>7} {result['agentlog_ms']:>12} "
+              f"{result['baseline_ms']:>12} {result['ratio']:>6} {result['statements']:>11}", flush=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", default=SERVER, help="a PostgreSQL server URL, without a database name")
+    parser.add_argument("--runs", type=int, default=20, help="timed runs per tree; the median is printed")
+    args = parser.parse_args()
+    asyncio.run(main(args.server, args.runs))

@@ -1,0 +1,382 @@
+"""The executor: graphql-core's, with four shortcuts that matter when one request answers a whole tree.
+
+- A resolver that takes only `self` and `info` (no arguments, no field extensions) is called straight,
+  without strawberry's per-call argument conversion and extension chain.
+- A resolver's coroutine is started at once. When what it awaits is already in the request's loaders it
+  finishes without suspending, and its field completes on the spot instead of as one more task.
+- A plain field (no resolver, no arguments) of a scalar or enum type is read with `getattr` and coerced
+  by its type, without building resolve info for it.
+- A list of objects whose selected fields are all such plain fields is completed in one loop.
+
+Every value is still coerced by the field's GraphQL type. Whatever could end in an error (a null for a
+non-null field, a value the type refuses, a property that raises) is handed to the ordinary path, which
+reports it exactly as graphql-core does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from types import CoroutineType
+from typing import Any
+
+from graphql import (
+    GraphQLBoolean,
+    GraphQLEnumType,
+    GraphQLID,
+    GraphQLString,
+    GraphQLList,
+    GraphQLObjectType,
+    GraphQLOutputType,
+    Undefined,
+    is_leaf_type,
+    is_non_null_type,
+    is_object_type,
+)
+from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet
+from graphql.pyutils import Path, gather_with_cancel
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.schema.schema_converter import GraphQLCoreConverter
+
+import strawberry
+from graph.lazy import Views
+
+SLOW = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """A plain scalar or enum field: the attribute it reads and how its type coerces it.
+
+    `same` is the Python type the field's type hands back unchanged (str for String and ID, bool for
+    Boolean), so a value of exactly that type needs no coercion call.
+    """
+
+    attribute: str
+    coerce: Callable[[Any], Any]
+    nullable: bool
+    same: type | None = None
+
+    def read(self, source: Any) -> Any:
+        """The field's value, or SLOW when the ordinary path must answer (and report what went wrong)."""
+        try:
+            value = getattr(source, self.attribute)
+            if value is None:
+                return None if self.nullable else SLOW
+            if type(value) is self.same:
+                return value
+            coerced = self.coerce(value)
+        except Exception:
+            return SLOW
+        return SLOW if coerced is None or coerced is Undefined else coerced
+
+
+_LEAVES: dict[tuple[GraphQLObjectType, str], Leaf | None] = {}
+
+
+def leaf_of(parent_type: GraphQLObjectType, name: str) -> Leaf | None:
+    key = (parent_type, name)
+    if key not in _LEAVES:
+        _LEAVES[key] = _find_leaf(parent_type, name)
+    return _LEAVES[key]
+
+
+def _find_leaf(parent_type: GraphQLObjectType, name: str) -> Leaf | None:
+    field = parent_type.fields.get(name)
+    if field is None or field.args:
+        return None
+    definition = (field.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
+    if definition is None or not definition.is_basic_field:
+        return None
+    nullable = not is_non_null_type(field.type)
+    inner = field.type if nullable else field.type.of_type
+    if not is_leaf_type(inner):
+        return None
+    return Leaf(definition.python_name, _coercer(inner), nullable, UNCHANGED.get(inner.name))
+
+
+UNCHANGED: dict[str, type] = {GraphQLString.name: str, GraphQLID.name: str, GraphQLBoolean.name: bool}
+
+
+def _coercer(leaf_type: Any) -> Callable[[Any], Any]:
+    """The type's coercion; for an enum of Python members, a lookup of the name each member coerces to.
+
+    Members are singletons, so they are looked up by identity: an enum's Python-level hash is slow.
+    """
+    members = getattr(leaf_type, "wrapped_cls", None)
+    coerce = leaf_type.coerce_output_value
+    if not isinstance(leaf_type, GraphQLEnumType) or members is None:
+        return coerce
+    names = {id(member): coerce(member) for member in members}
+    return lambda value: names.get(id(value)) or coerce(value)
+
+
+Plan = list[tuple[str, Leaf | None]]
+
+
+def direct_resolvers(schema: strawberry.Schema) -> strawberry.Schema:
+    """Points every field whose resolver takes only `self` and `info` straight at that resolver."""
+    info_class = schema.config.info_class
+    for graphql_type in schema._schema.type_map.values():
+        if not isinstance(graphql_type, GraphQLObjectType) or graphql_type is schema._schema.subscription_type:
+            continue
+        for field in graphql_type.fields.values():
+            definition = (field.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
+            if _takes_self_and_info(definition) and not field.args:
+                field.resolve = _direct(definition, info_class)
+    return schema
+
+
+def _takes_self_and_info(definition: Any) -> bool:
+    resolver = getattr(definition, "base_resolver", None)
+    if resolver is None or definition.extensions or resolver.arguments:
+        return False
+    return (
+        resolver.self_parameter is not None
+        and resolver.info_parameter is not None
+        and resolver.root_parameter is None
+        and resolver.parent_parameter is None
+        and len(resolver.signature.parameters) == 2
+    )
+
+
+def _direct(definition: Any, info_class: type) -> Callable[..., Any]:
+    method = definition.base_resolver.wrapped_func
+    name = definition.base_resolver.info_parameter.name
+
+    def resolve(source: Any, info: Any) -> Any:
+        return method(source, **{name: info_class(_raw_info=info, _field=definition)})
+
+    return resolve
+
+
+class Resumed:
+    """A coroutine already started and suspended: awaiting this carries it on from where it stopped.
+
+    The future it stopped on is handed to the awaiting task as the coroutine handed it out. Like a task,
+    starting it took the future's "blocking" mark, so that other coroutines may await the same future
+    before any task runs; the mark is put back when the future goes up to a task.
+    """
+
+    __slots__ = ("coroutine", "pending")
+
+    def __init__(self, coroutine: CoroutineType, pending: Any) -> None:
+        if getattr(pending, "_asyncio_future_blocking", False):
+            pending._asyncio_future_blocking = False
+        self.coroutine = coroutine
+        self.pending = pending
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        coroutine, pending = self.coroutine, self.pending
+        if hasattr(pending, "_asyncio_future_blocking"):
+            pending._asyncio_future_blocking = True
+        while True:
+            try:
+                sent = yield pending
+            except GeneratorExit:
+                coroutine.close()
+                raise
+            except BaseException as error:
+                try:
+                    pending = coroutine.throw(error)
+                except StopIteration as done:
+                    return done.value
+            else:
+                try:
+                    pending = coroutine.send(sent)
+                except StopIteration as done:
+                    return done.value
+
+
+class TreeExecution(StrawberryGraphQLCoreExecutionContext):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._plans: dict[int, tuple[GroupedFieldSet, Plan]] = {}
+        self._middleware = bool(self.middleware_manager and self.middleware_manager.middlewares)
+
+    def _plan(self, parent_type: GraphQLObjectType, fields: GroupedFieldSet) -> Plan:
+        found = self._plans.get(id(fields))
+        if found is None:
+            plan = [(name, leaf_of(parent_type, details[0].node.name.value)) for name, details in fields.items()]
+            found = self._plans[id(fields)] = (fields, plan)
+        return found[1]
+
+    def execute_fields(
+        self,
+        parent_type: GraphQLObjectType,
+        source_value: Any,
+        path: Path | None,
+        grouped_field_set: GroupedFieldSet,
+        position_context: Any,
+    ) -> Any:
+        if self._middleware:
+            return super().execute_fields(parent_type, source_value, path, grouped_field_set, position_context)
+        results: dict[str, Any] = {}
+        awaitable_fields: list[str] = []
+        try:
+            for name, leaf in self._plan(parent_type, grouped_field_set):
+                if leaf is not None:
+                    value = leaf.read(source_value)
+                    if value is not SLOW:
+                        results[name] = value
+                        continue
+                result = self.execute_field(
+                    parent_type, source_value, grouped_field_set[name], Path(path, name, parent_type.name),
+                    position_context,
+                )
+                if result is not Undefined:
+                    results[name] = result
+                    if self.is_awaitable(result):
+                        awaitable_fields.append(name)
+        except Exception:
+            if awaitable_fields:
+                self.settle_in_background([results[name] for name in awaitable_fields])
+            raise
+        if not awaitable_fields:
+            return results
+
+        async def get_results() -> dict[str, Any]:
+            awaited = await gather_with_cancel(*(results[name] for name in awaitable_fields))
+            results.update(zip(awaitable_fields, awaited, strict=True))
+            return results
+
+        return get_results()
+
+    def complete_awaitable_value(
+        self,
+        return_type: GraphQLOutputType,
+        field_details_list: FieldDetailsList,
+        info: Any,
+        path: Path,
+        result: Any,
+        position_context: Any,
+    ) -> Any:
+        if type(result) is not CoroutineType or self.abort_signal is not None:
+            return super().complete_awaitable_value(
+                return_type, field_details_list, info, path, result, position_context
+            )
+        try:
+            pending = result.send(None)
+        except StopIteration as done:
+            completed = self.complete_value(return_type, field_details_list, info, path, done.value, position_context)
+            if self.is_awaitable(completed):
+                return self._settle(completed, return_type, field_details_list, path)
+            return completed
+        return super().complete_awaitable_value(
+            return_type, field_details_list, info, path, Resumed(result, pending), position_context
+        )
+
+    async def _settle(
+        self, completed: Any, return_type: GraphQLOutputType, field_details_list: FieldDetailsList, path: Path
+    ) -> Any:
+        try:
+            return await completed
+        except Exception as error:
+            self.handle_field_error(error, return_type, field_details_list, path)
+            return None
+
+    def complete_list_value(
+        self,
+        return_type: GraphQLList[GraphQLOutputType],
+        field_details_list: FieldDetailsList,
+        info: Any,
+        path: Path,
+        result: Any,
+        position_context: Any,
+    ) -> Any:
+        item_type = self._object_items(return_type, field_details_list, path, result)
+        if item_type is None:
+            return super().complete_list_value(return_type, field_details_list, info, path, result, position_context)
+        grouped, _, *_ = self.collect_subfields(item_type, field_details_list)
+        plan = self._plan(item_type, grouped)
+        if all(leaf is not None for _, leaf in plan):
+            completed = _complete_flat(plan, result)
+            if completed is not None:
+                return completed
+        return self._complete_objects(
+            return_type.of_type, item_type, field_details_list, info, path, result, position_context
+        )
+
+    def _object_items(
+        self, return_type: GraphQLList[GraphQLOutputType], field_details_list: FieldDetailsList, path: Path, result: Any
+    ) -> GraphQLObjectType | None:
+        """The item type of a plain list of objects (no nulls, no @stream, no @defer inside), else None."""
+        if not isinstance(result, (list, Views)) or self._middleware:
+            return None
+        item_type = return_type.of_type
+        if is_non_null_type(item_type):
+            item_type = item_type.of_type
+        if not is_object_type(item_type) or item_type.is_type_of is not None:
+            return None
+        if self.get_stream_usage(field_details_list, path) is not None:
+            return None
+        _, defers, *_ = self.collect_subfields(item_type, field_details_list)
+        return None if defers else item_type
+
+    def _complete_objects(
+        self,
+        declared: GraphQLOutputType,
+        item_type: GraphQLObjectType,
+        field_details_list: FieldDetailsList,
+        info: Any,
+        path: Path,
+        items: Sequence[Any],
+        position_context: Any,
+    ) -> Any:
+        """Each object's fields executed straight, as graphql-core's list completion ends up doing."""
+        completed: list[Any] = []
+        awaiting: list[int] = []
+        for index, item in enumerate(items):
+            item_path = path.add_key(index, None)
+            if item is None:
+                if self.complete_list_item_value(
+                    item, completed, declared, field_details_list, info, item_path, position_context
+                ):
+                    awaiting.append(index)
+                continue
+            try:
+                value = self.collect_and_execute_subfields(
+                    item_type, field_details_list, item_path, item, position_context
+                )
+                if self.is_awaitable(value):
+                    value = self._settle(value, declared, field_details_list, item_path)
+                    awaiting.append(index)
+            except Exception as error:
+                self.handle_field_error(error, declared, field_details_list, item_path)
+                value = None
+            completed.append(value)
+        if not awaiting:
+            return completed
+
+        async def get_completed() -> list[Any]:
+            awaited = await gather_with_cancel(*(completed[index] for index in awaiting))
+            for index, value in zip(awaiting, awaited, strict=True):
+                completed[index] = value
+            return completed
+
+        return get_completed()
+
+
+def _complete_flat(plan: Plan, items: Sequence[Any]) -> list[dict[str, Any]] | None:
+    """Each item's fields read and coerced in one loop; None when any needs the ordinary path."""
+    fields = [(name, leaf.attribute, leaf.coerce, leaf.nullable, leaf.same) for name, leaf in plan]  # type: ignore[union-attr]
+    out = []
+    try:
+        for item in items:
+            if item is None:
+                return None
+            completed = {}
+            for name, attribute, coerce, nullable, same in fields:
+                value = getattr(item, attribute)
+                if value is None:
+                    if not nullable:
+                        return None
+                elif type(value) is not same:
+                    value = coerce(value)
+                    if value is None or value is Undefined:
+                        return None
+                completed[name] = value
+            out.append(completed)
+    except Exception:
+        return None
+    return out

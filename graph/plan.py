@@ -1,0 +1,204 @@
+"""What a query reads below the tasks a root field returns, read ahead of the executor in a few batches.
+
+A root field (`task`, `tasks`) works out a `TaskPlan` from its selection once. `prefetch` then finds every
+task the selection reaches (a chain of `children` in one descendants query) and reads what the selection
+asks of all of them in one batch per kind of read. The fields below find their rows in the request's
+loaders and resolve at once. Nothing depends on it for correctness: a field whose rows were not read
+ahead loads them in its own batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from strawberry.types.nodes import FragmentSpread, InlineFragment, SelectedField, Selection
+from strawberry.utils.str_converters import to_snake_case
+
+from graph.loaders import Columns, Loader
+from permissions.access import ancestor_ids
+from resolvers import tree
+from resolvers.rows import LINE_COLUMNS, TaskRow
+
+TASK_VALUED = ("children", "subtree", "parent", "root", "lineage")
+METER_FIELDS = frozenset({"cost", "spentMicros", "modelCalls", "inputTokens", "outputTokens"})
+STEP_FIELDS = frozenset({"toolCalls", "turns"})
+ROOT_FIELDS = frozenset({"root", "chainLength", "chainHead"})
+LINE_FIELD_COLUMNS: dict[str, frozenset[str]] = {  # the line fields that read columns other than their own name
+    "contentAccess": frozenset({"content_erased_at", "withheld"}),
+    "task": frozenset({"task_id"}),
+    "call": frozenset({"call_id", "task_id"}),
+    "__typename": frozenset(),
+}
+
+
+def fields_of(selections: Iterable[Selection]) -> list[SelectedField]:
+    """The fields selected, fragments spread out."""
+    out: list[SelectedField] = []
+    for selection in selections:
+        if isinstance(selection, SelectedField):
+            out.append(selection)
+        elif isinstance(selection, (FragmentSpread, InlineFragment)):
+            out.extend(fields_of(selection.selections))
+    return out
+
+
+def line_columns(selections: Iterable[Selection]) -> Columns:
+    """The `trace_event` columns the fields selected on a line read; every column for a field not known here."""
+    columns: set[str] = set()
+    for selected in fields_of(selections):
+        known = LINE_FIELD_COLUMNS.get(selected.name)
+        if known is None:
+            column = to_snake_case(selected.name)
+            if column not in LINE_COLUMNS:
+                return LINE_COLUMNS
+            known = frozenset({column})
+        columns |= known
+    return frozenset(columns)
+
+
+@dataclass
+class TaskPlan:
+    """The fields a query selects on a task, with the plans of the tasks and lines it reaches from there."""
+
+    fields: set[str] = field(default_factory=set)
+    nested: dict[str, TaskPlan] = field(default_factory=dict)
+    trace: Columns | None = None
+    record: Columns | None = None
+
+    @classmethod
+    def of(cls, selections: Iterable[Selection]) -> TaskPlan:
+        plan = cls()
+        plan.add(selections)
+        return plan
+
+    def add(self, selections: Iterable[Selection]) -> None:
+        for selected in fields_of(selections):
+            name = selected.name
+            self.fields.add(name)
+            if name in TASK_VALUED:
+                self.nested.setdefault(name, TaskPlan()).add(selected.selections)
+            elif name == "trace":
+                self.trace = (self.trace or frozenset()) | line_columns(selected.selections)
+            elif name == "record":
+                self.record = (self.record or frozenset()) | line_columns(selected.selections)
+
+    @classmethod
+    def of_connection(cls, selections: Iterable[Selection]) -> TaskPlan:
+        """The plan for the nodes of an AgentTaskConnection."""
+        plan = cls()
+        for edges in fields_of(selections):
+            if edges.name == "edges":
+                for node in fields_of(edges.selections):
+                    if node.name == "node":
+                        plan.add(node.selections)
+        return plan
+
+    def wants(self, names: frozenset[str]) -> bool:
+        return not self.fields.isdisjoint(names)
+
+    def chain(self, name: str) -> int:
+        """How many levels deep `name` nests in itself: 2 for `children { children { … } }`."""
+        levels, plan = 0, self
+        while name in plan.nested:
+            levels, plan = levels + 1, plan.nested[name]
+        return levels
+
+
+async def prefetch(context: Any, plan: TaskPlan, rows: Sequence[TaskRow]) -> None:
+    """Reads what `plan` needs for `rows` and for every task it reaches from them.
+
+    First every task the selection reaches (a chain of `children` in one descendants query), then, in
+    one pass, what each level asks of them: one batch per kind of read for the whole tree.
+    """
+    reached = await _reach(context, plan, list(rows))
+    wanted: dict[Loader, list[Any]] = defaultdict(list)
+    records: dict[Columns, list[Any]] = defaultdict(list)
+    for level_plan, level_rows in reached:
+        _keys(context.loaders, level_plan, level_rows, wanted, records)
+    await asyncio.gather(
+        *(loader.fill(keys) for loader, keys in wanted.items()),
+        *(_tree_and_record(context, roots, columns) for columns, roots in records.items()),
+    )
+
+
+async def _reach(context: Any, plan: TaskPlan, rows: list[TaskRow]) -> list[tuple[TaskPlan, list[TaskRow]]]:
+    """Every (plan, tasks) pair the selection reaches from `rows`, with the caller's groups worked out for all."""
+    reached = [(plan, rows)]
+    frontier = reached
+    while frontier:
+        steps = [(sub, _follow(context, name, level_plan, level_rows))
+                 for level_plan, level_rows in frontier for name, sub in level_plan.nested.items() if level_rows]
+        found = await asyncio.gather(*(step for _, step in steps))
+        frontier = [(sub, _unique(rows_found)) for (sub, _), rows_found in zip(steps, found)]
+        reached += frontier
+    await context.loaders.readable(context.access, [row for _, level_rows in reached for row in level_rows])
+    return reached
+
+
+async def _follow(context: Any, name: str, plan: TaskPlan, rows: list[TaskRow]) -> list[TaskRow]:
+    loaders = context.loaders
+    if name == "children":
+        await _read_down(context, plan, rows)
+        return [row for kids in await loaders.children.get_many([r.id for r in rows]) for row in kids]
+    if name == "subtree":
+        return [row for below in await loaders.subtree.get_many([r.path for r in rows]) for row in below]
+    found = await loaders.tasks(_above(name, rows))
+    return [row for row in found if row is not None]
+
+
+async def _read_down(context: Any, plan: TaskPlan, rows: list[TaskRow]) -> None:
+    """For a chain of `children` several levels deep, reads all those levels at once."""
+    levels = plan.chain("children")
+    loaders = context.loaders
+    rows = [row for row in rows if row.id not in loaders.read_down]
+    if levels < 2 or not rows:
+        return
+    deepest = max(row.depth for row in rows) + levels
+    below = await tree.descendants_of(loaders.tenant, [row.path for row in rows], deepest)
+    kids = tree.kids_of(below)
+    known = {row.id: kids.get(row.id, []) for row in [*rows, *below] if row.depth < deepest}
+    loaders.children.remember(known)
+    loaders.read_down.update(known)
+
+
+def _keys(
+    loaders: Any, plan: TaskPlan, rows: list[TaskRow], wanted: dict[Loader, list[Any]], records: dict[Columns, list[Any]]
+) -> None:
+    """The keys each loader reads for the fields the plan selects on these tasks."""
+    ids = [row.id for row in rows]
+    if plan.wants(METER_FIELDS):
+        wanted[loaders.meter] += [row.path for row in rows]
+    if plan.wants(STEP_FIELDS):
+        wanted[loaders.steps] += ids
+    if "calls" in plan.fields:
+        wanted[loaders.calls] += ids
+    if plan.trace is not None:
+        wanted[loaders.trace_of(plan.trace)] += ids
+    if plan.record is not None:
+        records[plan.record] += [row.root_id for row in rows]
+    for name in ("root", "parent", "lineage"):
+        if name in plan.fields or (name == "root" and plan.wants(ROOT_FIELDS)):
+            wanted[loaders.task] += _above(name, rows)
+
+
+async def _tree_and_record(context: Any, roots: list[Any], columns: Columns) -> None:
+    loaders = context.loaders
+    await asyncio.gather(loaders.tree.fill(roots), loaders.record_of(columns).fill(roots))
+    trees = await loaders.tree.get_many(dict.fromkeys(roots))
+    await loaders.readable(context.access, [row for tree in trees for row in tree])
+
+
+def _unique(rows: list[TaskRow]) -> list[TaskRow]:
+    return list({row.id: row for row in rows}.values())
+
+
+def _above(name: str, rows: Sequence[TaskRow]) -> list[Any]:
+    if name == "parent":
+        return list({row.parent_id for row in rows if row.parent_id is not None})
+    if name == "root":
+        return list({row.root_id for row in rows})
+    return list({a for row in rows for a in ancestor_ids(row.path)[:-1]})

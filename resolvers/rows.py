@@ -1,0 +1,206 @@
+"""Rows read as plain values, for the reads that answer whole trees at once.
+
+Model instances cost several microseconds each to build; a tree read may hold tens of thousands of
+rows. These reads send hand-written SQL through the ORM's connection (so every statement is still the
+connection's) and keep each row as a named tuple with the model's column names, built in one step from
+the driver's record.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import namedtuple
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, NamedTuple, TypeVar
+
+from tortoise.connection import get_connection
+from tortoise.models import Model
+
+from models import AgentTask, TraceEvent
+
+R = TypeVar("R")
+
+
+class TaskRow(NamedTuple):
+    """An `agent_task` row."""
+
+    id: uuid.UUID
+    tenant: str
+    agent: str
+    skill: str
+    skill_version: str | None
+    cause: str
+    about: str | None
+    trigger: str | None
+    given: str | None
+    instruction_set: int | None
+    instructions_sent: str | None
+    instructions_hash: str | None
+    requester_id: str | None
+    requester_name: str | None
+    actor_id: str
+    actor_name: str | None
+    status: str
+    outcome: str | None
+    result: str | None
+    limit_micros: int | None
+    started_at: datetime
+    ended_at: datetime | None
+    session: str | None
+    workflow_run: str | None
+    run_step: str | None
+    entity_type: str | None
+    entity_id: str | None
+    parent_id: uuid.UUID | None
+    root_id: uuid.UUID
+    depth: int
+    sequence: int
+    path: str
+    chain_length: int
+    chain_head: str
+    withheld: str | None
+    content_erased_at: datetime | None
+    anonymised_at: datetime | None
+
+
+class LineRow(NamedTuple):
+    """A `trace_event` row. A read of some columns only gets a `line_row(columns)` of just those."""
+
+    task_id: uuid.UUID
+    seq: int
+    id: int | None = None
+    tenant: str | None = None
+    root_id: uuid.UUID | None = None
+    kind: str | None = None
+    at: datetime | None = None
+    summary: str | None = None
+    payload: str | None = None
+    withheld: str | None = None
+    model: str | None = None
+    route_rule: str | None = None
+    attempts: int | None = None
+    cost_micros: int | None = None
+    call_id: uuid.UUID | None = None
+    tool: str | None = None
+    tool_call_id: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    duration_ms: int | None = None
+    is_error: bool | None = None
+    by_tool: str | None = None
+    summary_salt: str | None = None
+    payload_salt: str | None = None
+    summary_hash: str | None = None
+    payload_hash: str | None = None
+    prev_hash: str | None = None
+    hash: str | None = None
+    erased_at: datetime | None = None
+    content_erased_at: datetime | None = None
+
+
+TASK_COLUMNS: tuple[str, ...] = TaskRow._fields
+LINE_COLUMNS: frozenset[str] = frozenset(LineRow._fields)
+
+
+class Statement:
+    """One statement for the default connection's dialect: `param` adds a value and answers its placeholder."""
+
+    def __init__(self) -> None:
+        self.postgres = get_connection("default").capabilities.dialect == "postgres"
+        self.params: list[Any] = []
+
+    def param(self, value: Any) -> str:
+        if not self.postgres and isinstance(value, uuid.UUID):
+            value = str(value)
+        self.params.append(value)
+        return f"${len(self.params)}" if self.postgres else "?"
+
+    def one_of(self, column: str, values: Iterable[Any]) -> str:
+        """`column` is one of `values`: one array parameter on PostgreSQL, a list of placeholders on SQLite."""
+        values = list(values)
+        if not values:
+            return "1 = 0"
+        if self.postgres:
+            return f"{column} = ANY({self.param(values)})"
+        return f"{column} IN ({', '.join(self.param(v) for v in values)})"
+
+    def starts_with(self, column: str, prefixes: Iterable[str]) -> str:
+        """`column` begins with one of `prefixes`: LIKE on PostgreSQL, GLOB on SQLite; an index serves both."""
+        op, wildcard = ("LIKE", "%") if self.postgres else ("GLOB", "*")
+        terms = [f"{column} {op} {self.param(p + wildcard)}" for p in prefixes]
+        return f"({' OR '.join(terms)})" if terms else "1 = 0"
+
+    async def rows(self, sql: str) -> Sequence[Any]:
+        _, rows = await get_connection("default").execute_query(sql, self.params)
+        return rows
+
+
+def _converters(model: type[Model], columns: Sequence[str], postgres: bool) -> list[tuple[int, Any]]:
+    """The columns SQLite hands back as text or numbers that the model keeps as UUIDs, times or booleans."""
+    if postgres:
+        return []
+    converters = []
+    for i, name in enumerate(columns):
+        field = model._meta.fields_map[name]
+        if field.field_type in (uuid.UUID, datetime, bool):
+            converters.append((i, field.to_python_value))
+    return converters
+
+
+async def read(model: type[Model], row: type[R], statement: Statement, sql: str) -> list[R]:
+    """Runs `sql`, which selects every column of `row` in order, and builds one `row` per result."""
+    found = await statement.rows(sql)
+    converters = _converters(model, row._fields, statement.postgres)  # type: ignore[attr-defined]
+    make = tuple.__new__
+    if not converters:
+        return [make(row, record) for record in found]
+    out = []
+    for record in found:
+        values = list(record)
+        for i, convert in converters:
+            values[i] = convert(values[i])
+        out.append(make(row, values))
+    return out
+
+
+def select(columns: Sequence[str], table: str) -> str:
+    listed = ", ".join('"' + column + '"' for column in columns)
+    return f"SELECT {listed} FROM {table}"
+
+
+async def read_tasks(statement: Statement, where: str, order: str = "") -> list[TaskRow]:
+    sql = f"{select(TASK_COLUMNS, 'agent_task')} WHERE {where}{' ORDER BY ' + order if order else ''}"
+    return await read(AgentTask, TaskRow, statement, sql)
+
+
+@lru_cache(maxsize=64)
+def line_row(columns: frozenset[str]) -> type:
+    """The row type of a read of some of `trace_event`'s columns (`seq` always): LineRow when it asks for all."""
+    if columns >= LINE_COLUMNS:
+        return LineRow
+    return namedtuple("LineColumns", [name for name in LineRow._fields if name in columns or name == "seq"])
+
+
+async def read_lines(
+    statement: Statement, key: str, columns: Iterable[str], where: str, order: str
+) -> dict[Any, list[Any]]:
+    """Lines holding the columns asked for (and `seq`), grouped by the `key` column, each group in `order`."""
+    row = line_row(frozenset(columns))
+    sql = f"{select((key, *row._fields), 'trace_event')} WHERE {where} ORDER BY {order}"
+    found = await statement.rows(sql)
+    converters = _converters(TraceEvent, (key, *row._fields), statement.postgres)
+    out: dict[Any, list[Any]] = {}
+    make = tuple.__new__
+    for record in found:
+        if converters:
+            values = list(record)
+            for i, convert in converters:
+                values[i] = convert(values[i])
+            record = values
+        group = out.get(record[0])
+        if group is None:
+            group = out[record[0]] = []
+        group.append(make(row, record[1:]))
+    return out
