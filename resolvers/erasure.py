@@ -1,0 +1,218 @@
+"""Erasure, the only writer besides the kit: each erasure works on a whole tree in one transaction.
+
+Every change is a bulk statement over the tree, so a tree of any length is erased without
+loading its lines. Where a chain remains, one ERASED line is appended through the write path.
+"""
+
+from __future__ import annotations
+
+import uuid
+from enum import Enum
+from datetime import datetime
+from typing import Any
+
+from tortoise.exceptions import DoesNotExist
+from tortoise.transactions import in_transaction
+
+from models import AgentHelp, AgentTask, ErasureRecord, IdempotencyKey, LlmCall, TraceEvent
+from models.chain import ERASED_SENTENCE, rfc3339
+from permissions.access import Access
+from permissions.principal import Principal
+from permissions.table import ERASERS, ERASURE_LOG_READERS
+from resolvers import checks, sentences
+from resolvers.errors import BadInput, Forbidden, NotFound, Unauthenticated, WorkRunning
+from resolvers.events import publish_task
+from resolvers.tree import under_any
+from resolvers.write_path import append, lock_tree, now
+
+MAX_LOG_PAGE = 500
+
+
+class Erasure(str, Enum):
+    CONTENT = "ERASE_AGENT_WORK_CONTENT"
+    ANONYMISE = "ANONYMISE_AGENT_WORK"
+    FORGET = "FORGET_AGENT_WORK"
+    HELP = "ERASE_AGENT_HELP"
+
+
+MUTATIONS = {
+    Erasure.CONTENT: "eraseAgentWorkContent",
+    Erasure.ANONYMISE: "anonymiseAgentWork",
+    Erasure.FORGET: "forgetAgentWork",
+    Erasure.HELP: "eraseAgentHelp",
+}
+WHICH = {
+    Erasure.CONTENT: "The content of this work was erased",
+    Erasure.ANONYMISE: "This work was anonymised",
+}
+
+
+async def eraser(access: Access, erasure: Erasure) -> Principal:
+    """The caller, when they hold erasesAgentRecords; checked before any id is looked up."""
+    principal = access.principal
+    if principal is None:
+        raise Unauthenticated("A bearer token is required.")
+    if principal.kit or not ERASERS & await access.standing():
+        raise Forbidden(f"{MUTATIONS[erasure]}: only a holder of erasesAgentRecords may erase.")
+    return principal
+
+
+def _id(field: str, value: str, noun: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(str(value))
+    except ValueError as exc:
+        raise NotFound(f"{field}: no {noun} {value!r}.") from exc
+
+
+async def ended_tree(tenant: str, task_id: str, conn: Any) -> tuple[AgentTask, AgentTask]:
+    """The task and its tree's root, locked; refused while any task of the tree runs."""
+    tid = _id("task", task_id, "task")
+    task = await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).first()
+    if task is None:
+        raise NotFound(f"task: no task {tid}.")
+    try:
+        root = await lock_tree(task.root_id, conn)
+    except DoesNotExist as exc:
+        raise NotFound(f"task: no task {tid}.") from exc
+    running = await AgentTask.filter(root_id=root.id, status="RUNNING").using_db(conn).first()
+    if running is not None:
+        raise WorkRunning(f"task: task {running.id} of this work is still running; erase it once all of it has ended.")
+    return task, root
+
+
+TREE_TABLES = ("agent_task", "trace_event", "agent_help")
+
+
+async def forget_answers(tenant: str, root_id: uuid.UUID, conn: Any) -> None:
+    """Drops the idempotency keys whose first answer is a row of this tree, or lines of it ("root:first:last"):
+    their fingerprints are unsalted hashes of the kit's inputs, so they could confirm a guess of erased text."""
+    postgres = conn.capabilities.dialect == "postgres"
+    marks = [f"${i}" if postgres else "?" for i in range(1, len(TREE_TABLES) + 2)]
+    rows = " UNION ALL ".join(
+        f"SELECT CAST(id AS TEXT) FROM {table} WHERE root_id = {mark}" for table, mark in zip(TREE_TABLES, marks[1:])
+    )
+    values = [tenant, *[str(root_id)] * len(TREE_TABLES)]
+    await conn.execute_query(f"DELETE FROM idempotency_key WHERE tenant = {marks[0]} AND result_id IN ({rows})", values)
+    await IdempotencyKey.filter(tenant=tenant, result_id__startswith=f"{root_id}:").using_db(conn).delete()
+
+
+async def erase_content_of(root: AgentTask, at: datetime, conn: Any) -> int:
+    lines = (
+        await TraceEvent.filter(root_id=root.id, content_erased_at__isnull=True)
+        .exclude(kind="ERASED")
+        .using_db(conn)
+        .update(payload=None, payload_salt=None, content_erased_at=at)
+    )
+    tasks = AgentTask.filter(root_id=root.id).using_db(conn)
+    await tasks.update(given=None, result=None, instructions_sent=None)
+    await tasks.filter(content_erased_at__isnull=True).update(content_erased_at=at)
+    await AgentHelp.filter(root_id=root.id).using_db(conn).update(question=None, answer=None, erased_at=at)
+    await forget_answers(root.tenant, root.id, conn)
+    return lines
+
+
+async def anonymise(root: AgentTask, at: datetime, conn: Any) -> int:
+    await AgentTask.filter(root_id=root.id).using_db(conn).update(
+        requester_id=None, requester_name=None, about=None, trigger=None, outcome=None, entity_id=None,
+        anonymised_at=at,
+    )
+    await AgentHelp.filter(root_id=root.id).using_db(conn).update(
+        asked_of_id=None, asked_of_name=None, answered_by_id=None, answered_by_name=None
+    )
+    return (
+        await TraceEvent.filter(root_id=root.id, erased_at__isnull=True)
+        .using_db(conn)
+        .update(summary=ERASED_SENTENCE, summary_salt=None, erased_at=at)
+    )
+
+
+def erased_sentence(erasure: Erasure, at: datetime, by: Principal, entry: uuid.UUID) -> str:
+    said = sentences.erased(WHICH[erasure], rfc3339(at), {"id": by.sub, "name": by.name})
+    return f"{said} Why is kept in the erasure log, entry {entry}."
+
+
+def log_entry(
+    erasure: Erasure, by: Principal, at: datetime, lines: int, why: str | None, **about: Any
+) -> ErasureRecord:
+    return ErasureRecord(
+        id=uuid.uuid4(), tenant=by.tenant, kind=erasure.value, why=why, by_id=by.sub, by_name=by.name, at=at,
+        lines=lines, **about,
+    )
+
+
+async def _erase_work(access: Access, erasure: Erasure, task_id: str, why: str) -> int:
+    by = await eraser(access, erasure)
+    reason = checks.text("why", why, required=True)
+    async with in_transaction() as conn:
+        task, root = await ended_tree(by.tenant, task_id, conn)
+        at = now()
+        count = await erase_content_of(root, at, conn)
+        if erasure is Erasure.ANONYMISE:
+            count = await anonymise(root, at, conn)
+        entry = log_entry(erasure, by, at, count, reason, root_id=root.id, task_id=task.id)
+        line = TraceEvent(kind="ERASED", task_id=root.id, at=at, summary=erased_sentence(erasure, at, by, entry.id))
+        await append(root, line, conn)
+        await entry.save(using_db=conn, force_create=True)
+    await publish_task("AgentWorkErased", await AgentTask.get(id=task.id))
+    return count
+
+
+async def erase_work_content(access: Access, task_id: str, why: str) -> int:
+    """Erases the content of the whole tree; returns the lines whose content was erased."""
+    return await _erase_work(access, Erasure.CONTENT, task_id, why)
+
+
+async def anonymise_work(access: Access, task_id: str, why: str) -> int:
+    """Erases the content and the person from the whole tree; returns the lines whose sentence was erased."""
+    return await _erase_work(access, Erasure.ANONYMISE, task_id, why)
+
+
+async def forget_work(access: Access, task_id: str) -> int:
+    """Deletes the whole tree and detaches its meter rows; returns the receipts deleted."""
+    by = await eraser(access, Erasure.FORGET)
+    async with in_transaction() as conn:
+        task, root = await ended_tree(by.tenant, task_id, conn)
+        await forget_answers(root.tenant, root.id, conn)
+        await LlmCall.filter(under_any("task_path", [root.path]), tenant=root.tenant).using_db(conn).update(
+            task_id=None, task_path=None
+        )
+        lines = await TraceEvent.filter(root_id=root.id).using_db(conn).delete()
+        await AgentHelp.filter(root_id=root.id).using_db(conn).delete()
+        receipts = await AgentTask.filter(root_id=root.id).using_db(conn).delete()
+        entry = log_entry(Erasure.FORGET, by, now(), lines, None, root_id=root.id, task_id=task.id)
+        await entry.save(using_db=conn, force_create=True)
+    await publish_task("AgentWorkErased", task)
+    return receipts
+
+
+async def erase_help(access: Access, help_id: str, why: str) -> bool:
+    """Erases one help request asked outside any work: its question, answer and people."""
+    by = await eraser(access, Erasure.HELP)
+    reason = checks.text("why", why, required=True)
+    hid = _id("help", help_id, "help request")
+    async with in_transaction() as conn:
+        help = await AgentHelp.filter(id=hid, tenant=by.tenant).using_db(conn).select_for_update().first()
+        if help is None:
+            raise NotFound(f"help: no help request {hid}.")
+        if help.task_id is not None:
+            raise BadInput(
+                f"help: help request {hid} was asked inside work (task {help.task_id}); "
+                "erase it with eraseAgentWorkContent or anonymiseAgentWork on that work."
+            )
+        at = now()
+        await AgentHelp.filter(id=hid).using_db(conn).update(
+            question=None, answer=None, asked_of_id=None, asked_of_name=None, answered_by_id=None,
+            answered_by_name=None, erased_at=at,
+        )
+        await IdempotencyKey.filter(tenant=by.tenant, result_id=str(hid)).using_db(conn).delete()
+        await log_entry(Erasure.HELP, by, at, 0, reason, help_id=hid).save(using_db=conn, force_create=True)
+    return True
+
+
+async def erasure_log(access: Access, first: int) -> list[ErasureRecord]:
+    """The tenant's erasures, newest first, for auditsAgents and erasesAgentRecords; nobody else sees a row."""
+    if first < 1 or first > MAX_LOG_PAGE:
+        raise BadInput(f"first: ask for 1 to {MAX_LOG_PAGE} erasures, not {first}.")
+    if access.principal is None or not ERASURE_LOG_READERS & await access.standing():
+        return []
+    return await ErasureRecord.filter(tenant=access.principal.tenant).order_by("-at", "-id").limit(first)
