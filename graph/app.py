@@ -1,7 +1,9 @@
-"""The ASGI app: GraphQL at /graphql (GraphiQL on GET), health at /healthz."""
+"""The ASGI app: GraphQL at /graphql (GraphiQL on GET, subscriptions over graphql-transport-ws), the REST
+session transcript and its /openapi.json, health at /healthz."""
 
 from __future__ import annotations
 
+import gc
 import logging
 from contextlib import asynccontextmanager
 from typing import Any
@@ -10,14 +12,20 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
+from strawberry.types.unset import UNSET, UnsetType
 from tortoise.contrib.starlette import RegisterTortoise
 
+from graph import rest
 from graph.context import Context
 from graph.schema import build_schema
+from graph.subscription import admit
 from models import db
 from permissions.tokens import principal_from_header
+from resolvers import bus
 from resolvers.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
@@ -25,11 +33,23 @@ log = logging.getLogger("agentlog")
 
 class AgentlogGraphQL(GraphQL):
     async def get_context(self, request: Any, response: Any = None) -> Context:
+        if isinstance(request, WebSocket):
+            return Context(request=request, response=response, principal=None)
         try:
             principal = principal_from_header(request.headers.get("authorization"))
         except Unauthenticated as exc:
             return Context(request=request, response=response, principal=None, auth_error=exc)
         return Context(request=request, response=response, principal=principal)
+
+    async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
+        """The token comes in connection_init as {"Authorization": "Bearer <token>"}, or in the upgrade's header."""
+        params = context.connection_params or {}
+        header = params.get("Authorization") or params.get("authorization") or context.request.headers.get("authorization")
+        try:
+            admit(context, header if isinstance(header, str) else None)
+        except Unauthenticated as exc:
+            raise ConnectionRejectionError({"message": exc.message}) from exc
+        return UNSET
 
 
 async def healthz(request: Request) -> JSONResponse:
@@ -57,11 +77,14 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
         async with RegisterTortoise(app, config=db.tortoise_config(url), _create_db=create_database):
             await db.migrate()
             log.info("agentlog is keeping its record in the %s", describe_url(url))
-            yield
+            gc.freeze()
+            async with bus.running(db.dialect()):
+                yield
 
     routes = [
         Route("/healthz", healthz),
         Route("/graphql", graphql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", graphql),
+        *rest.ROUTES,
     ]
     return Starlette(routes=routes, lifespan=lifespan)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from strawberry.types import Info as StrawberryInfo
@@ -21,6 +22,8 @@ class Context:
     principal: Principal | None
     auth_error: AgentlogError | None = None
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    connection_params: dict[str, Any] | None = None
+    expires_at: datetime | None = None
 
     def __post_init__(self) -> None:
         self.access = Access(self.principal)

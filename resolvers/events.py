@@ -1,10 +1,98 @@
-"""Task events published to subscribers. Delivery is wired by the server; writers never wait on it."""
+"""Task events: what a write tells the subscribers, and how a subscriber finds the task it is about.
+
+Writers call `publish_task` after their transaction commits. Publishing never waits on a subscriber and never
+fails a write: a publisher that fails is logged.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
+import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
 
 from models import AgentTask
+from permissions.access import ancestor_ids
+
+log = logging.getLogger("agentlog.events")
+
+EVENTS = ("AgentTaskStarted", "AgentTaskFinished", "AgentTaskFailed", "AgentTaskStopped", "AgentWorkErased")
+SNAPSHOT_FIELDS = (
+    "id", "root_id", "parent_id", "path", "depth", "sequence", "agent", "skill", "cause", "status",
+    "started_at", "ended_at", "requester_id", "actor_id", "session",
+)
+TIMES = ("started_at", "ended_at")
+IDS = ("id", "root_id", "parent_id")
+
+
+@dataclass(frozen=True, slots=True)
+class TaskNotice:
+    """One event about one task, small enough to travel as a PostgreSQL notification.
+
+    `task` holds the task's figures as they stood, so an event about work that was since forgotten can still be
+    told to those who could read it.
+    """
+
+    event: str
+    tenant: str
+    at: datetime
+    task: dict[str, Any]
+
+    @property
+    def task_id(self) -> uuid.UUID:
+        return self.task["id"]
+
+    def is_under(self, top: uuid.UUID) -> bool:
+        return top in ancestor_ids(self.task["path"])
+
+    def to_text(self) -> str:
+        task = {k: _plain(v) for k, v in self.task.items()}
+        return json.dumps({"event": self.event, "tenant": self.tenant, "at": self.at.isoformat(), "task": task})
+
+    @classmethod
+    def from_text(cls, text: str) -> TaskNotice:
+        raw = json.loads(text)
+        task = dict(raw["task"])
+        for key in IDS:
+            task[key] = uuid.UUID(task[key]) if task.get(key) else None
+        for key in TIMES:
+            task[key] = datetime.fromisoformat(task[key]) if task.get(key) else None
+        return cls(event=raw["event"], tenant=raw["tenant"], at=datetime.fromisoformat(raw["at"]), task=task)
+
+    def snapshot_row(self) -> AgentTask:
+        """The task as it stood when the event happened, unsaved."""
+        return AgentTask(tenant=self.tenant, **self.task)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def event_time(event: str, task: AgentTask) -> datetime:
+    if event == "AgentTaskStarted" and task.started_at is not None:
+        return task.started_at
+    if event in EVENTS[1:4] and task.ended_at is not None:
+        return task.ended_at
+    return datetime.now(timezone.utc)
+
+
+def notice_of(event: str, task: AgentTask) -> TaskNotice:
+    snapshot = {name: getattr(task, name) for name in SNAPSHOT_FIELDS}
+    return TaskNotice(event=event, tenant=task.tenant, at=event_time(event, task), task=snapshot)
+
+
+async def task_of_notice(notice: TaskNotice) -> AgentTask:
+    """The task as it is now, or as it stood at the event when it no longer exists."""
+    row = await AgentTask.filter(id=notice.task_id, tenant=notice.tenant).first()
+    return row if row is not None else notice.snapshot_row()
+
 
 Publisher = Callable[[str, AgentTask], Awaitable[None]]
 _publishers: list[Publisher] = []
@@ -20,5 +108,10 @@ def remove_publisher(publisher: Publisher) -> None:
 
 
 async def publish_task(event: str, task: AgentTask) -> None:
+    if event not in EVENTS:
+        raise ValueError(f"{event!r} is not a task event; the events are {', '.join(EVENTS)}.")
     for publisher in list(_publishers):
-        await publisher(event, task)
+        try:
+            await publisher(event, task)
+        except Exception:
+            log.exception("could not publish %s for task %s", event, task.id)

@@ -51,3 +51,28 @@ async def client(app):
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://agentlog.test") as http:
         yield Client(http)
+
+
+@pytest.fixture(scope="session")
+def servers(database):
+    """`agentlog serve` processes on the test database: two on PostgreSQL, so events cross between processes;
+    one on SQLite, where events stay within the process."""
+    from tests.servers import start_server
+
+    started = []
+    try:
+        for _ in range(2 if database.startswith("postgres") else 1):
+            started.append(start_server(database))
+        yield started
+    finally:
+        for server in started:
+            server.stop()
+
+
+@pytest.fixture
+async def event_bus(dialect):
+    """Task events flowing to this process's subscribers, as in a running server."""
+    from resolvers import bus
+
+    async with bus.running(dialect):
+        yield bus.HUB
