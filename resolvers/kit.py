@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Callable
 from typing import Any
 
-from models import AgentHelp, AgentTask, LlmCall, RegisteredAgent, TenantPolicies, TraceEvent
+from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies, TraceEvent
 from models.policies import CAPABILITIES
 from permissions.principal import Principal
-from resolvers import checks, sentences, settings
+from resolvers import checks, lines, sentences
 from resolvers.errors import BadInput, Conflict, NotFound
 from resolvers.events import publish_task
+from resolvers.withheld import withheld_reason
 from resolvers.write_path import append, kit_write, lock_tree, now, running_task, task_of
 
 TASK_STATUSES = {"DONE", "FAILED", "STOPPED"}
@@ -24,23 +26,8 @@ async def _agent(tenant: str, name: str, conn: Any) -> RegisteredAgent:
     return agent
 
 
-def withheld_reason(agent: RegisteredAgent | None, classification: str | None = None) -> str | None:
-    """Why content is not stored, or None when it is."""
-    if agent is not None and agent.logging == "METADATA_ONLY":
-        return "METADATA_ONLY"
-    if not settings.record_content():
-        return "RECORDING_OFF"
-    if classification is not None and classification.upper() == "REDACTED":
-        return "REDACTED"
-    return None
-
-
 async def _reload_task(tenant: str, rid: str) -> AgentTask:
     return await AgentTask.get(id=rid, tenant=tenant)
-
-
-async def _reload_line(tenant: str, rid: str) -> TraceEvent:
-    return await TraceEvent.get(id=int(rid), tenant=tenant)
 
 
 async def _reload_help(tenant: str, rid: str) -> AgentHelp:
@@ -157,87 +144,21 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
     return task
 
 
-async def record_model_call(principal: Principal | None, data: dict[str, Any]) -> TraceEvent:
-    async def body(kit: Principal, conn: Any) -> TraceEvent:
-        model = checks.name("model", data.get("model"), required=True)
-        attempts = checks.count("attempts", 1 if data.get("attempts") is None else data["attempts"], least=1)
-        input_tokens = checks.count("inputTokens", data.get("input_tokens"))
-        output_tokens = checks.count("outputTokens", data.get("output_tokens"))
-        cost = checks.count("costMicros", data.get("cost_micros"))
-        duration = checks.count("durationMs", data.get("duration_ms"))
-        by_tool = checks.name("byTool", data.get("by_tool"))
-        route_rule = checks.name("routeRule", data.get("route_rule"))
-        provider = checks.name("provider", data.get("provider"))
-        classification = checks.name("classification", data.get("classification"))
-        content = {
-            "systemPrompt": checks.text("systemPrompt", data.get("system_prompt"), checks.TEXT_CHARS),
-            "messages": data.get("messages"),
-            "response": data.get("response"),
-        }
-        payload = checks.json_text("messages/response", content)
-        summary = checks.text("summary", data.get("summary"))
-        task, root = await running_task(kit.tenant, "task", data.get("task"), conn)
-        agent = await RegisteredAgent.filter(tenant=kit.tenant, name=task.agent).using_db(conn).first()
-        reason = withheld_reason(agent, classification)
-        turn = None
-        if by_tool is None:
-            turn = await TraceEvent.filter(task_id=task.id, kind="MODEL_CALL", by_tool=None).using_db(conn).count() + 1
-        at = now()
-        call = await LlmCall.create(
-            id=uuid.uuid4(), tenant=kit.tenant, task_id=task.id, task_path=task.path, turn=turn, agent=task.agent,
-            model=model, provider=provider, route_rule=route_rule, attempts=attempts, input_tokens=input_tokens,
-            output_tokens=output_tokens, cost_micros=cost, duration_ms=duration, at=at, by_tool=by_tool,
-            using_db=conn,
-        )
-        line = TraceEvent(
-            kind="MODEL_CALL", task_id=task.id, at=at,
-            summary=summary or sentences.model_call(model, route_rule, cost, content["response"], by_tool),
-            payload=None if reason else payload, withheld=reason, model=model, route_rule=route_rule,
-            attempts=attempts, cost_micros=cost, call_id=call.id, input_tokens=input_tokens,
-            output_tokens=output_tokens, duration_ms=duration, by_tool=by_tool,
-        )
-        return await append(root, line, conn)
+async def _one_line(principal: Principal | None, operation: str, data: dict[str, Any], drafter: Callable) -> TraceEvent:
+    recorded = await lines.record(principal, operation, data, lambda: [drafter(data)])
+    return (await lines.lines_of(recorded))[0]
 
-    return await kit_write(principal, "recordModelCall", data, body, lambda e: str(e.id), _reload_line)
+
+async def record_model_call(principal: Principal | None, data: dict[str, Any]) -> TraceEvent:
+    return await _one_line(principal, "recordModelCall", data, lines.model_call)
 
 
 async def record_tool_call(principal: Principal | None, data: dict[str, Any]) -> TraceEvent:
-    async def body(kit: Principal, conn: Any) -> TraceEvent:
-        tool = checks.name("tool", data.get("tool"), required=True)
-        tool_call_id = checks.name("toolCallId", data.get("tool_call_id"))
-        payload = checks.json_text("input", data.get("input"))
-        summary = checks.text("summary", data.get("summary"))
-        task, root = await running_task(kit.tenant, "task", data.get("task"), conn)
-        reason = await _task_withheld(kit.tenant, task, conn)
-        line = TraceEvent(
-            kind="TOOL_CALL", task_id=task.id, at=now(),
-            summary=summary or sentences.tool_call(tool, data.get("effect") == "CHANGE"),
-            payload=None if reason else payload, withheld=reason, tool=tool, tool_call_id=tool_call_id,
-        )
-        return await append(root, line, conn)
-
-    return await kit_write(principal, "recordToolCall", data, body, lambda e: str(e.id), _reload_line)
+    return await _one_line(principal, "recordToolCall", data, lines.tool_call)
 
 
 async def record_tool_result(principal: Principal | None, data: dict[str, Any]) -> TraceEvent:
-    async def body(kit: Principal, conn: Any) -> TraceEvent:
-        tool = checks.name("tool", data.get("tool"), required=True)
-        tool_call_id = checks.name("toolCallId", data.get("tool_call_id"))
-        payload = checks.json_text("output", data.get("output"))
-        duration = checks.count("durationMs", data.get("duration_ms"))
-        is_error = bool(data.get("is_error") or False)
-        summary = checks.text("summary", data.get("summary"))
-        task, root = await running_task(kit.tenant, "task", data.get("task"), conn)
-        reason = await _task_withheld(kit.tenant, task, conn)
-        line = TraceEvent(
-            kind="TOOL_RESULT", task_id=task.id, at=now(),
-            summary=summary or sentences.tool_result(tool, is_error, duration),
-            payload=None if reason else payload, withheld=reason, tool=tool, tool_call_id=tool_call_id,
-            is_error=is_error, duration_ms=duration,
-        )
-        return await append(root, line, conn)
-
-    return await kit_write(principal, "recordToolResult", data, body, lambda e: str(e.id), _reload_line)
+    return await _one_line(principal, "recordToolResult", data, lines.tool_result)
 
 
 async def _task_withheld(tenant: str, task: AgentTask, conn: Any) -> str | None:
@@ -284,12 +205,14 @@ async def send_back(principal: Principal | None, data: dict[str, Any]) -> AgentH
         root = None
         if help.task_id is not None:
             task, root = await running_task(kit.tenant, "help", str(help.task_id), conn)
-            help = await AgentHelp.filter(id=help_id).using_db(conn).get()
+        help = await AgentHelp.filter(id=help_id).using_db(conn).select_for_update().get()
+        if help.erased_at is not None:
+            raise Conflict(f"help: help request {help_id} was erased; it takes no answer.")
         if help.answered_at is not None:
             raise Conflict(f"help: help request {help_id} was already answered.")
         help.answer = None if help.withheld else answer
         help.answered_by_id, help.answered_by_name, help.answered_at = by["id"], by["name"], now()
-        await help.save(using_db=conn)
+        await help.save(using_db=conn, update_fields=["answer", "answered_by_id", "answered_by_name", "answered_at"])
         if root is not None:
             line = TraceEvent(
                 kind="SENT_BACK", task_id=help.task_id, at=help.answered_at,

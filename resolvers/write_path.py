@@ -7,11 +7,14 @@ Erasure is the only other writer.
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+import asyncpg
 from tortoise.exceptions import IntegrityError
 from tortoise.transactions import in_transaction
 
@@ -54,7 +57,7 @@ async def kit_write(
     """Runs `body(kit, conn)` in one transaction; a retried idempotency key returns the first answer."""
     kit = require_kit(principal)
     key = checks.name("idempotencyKey", data.pop("idempotency_key", None))
-    print_ = fingerprint(operation, data)
+    print_ = fingerprint(operation, data) if key is not None else ""
     if key is not None:
         first = await _replay(kit.tenant, key, print_, reload)
         if first is not None:
@@ -99,14 +102,24 @@ async def lock_tree(root_id: uuid.UUID, conn: Any) -> AgentTask:
     return await AgentTask.filter(id=root_id).using_db(conn).select_for_update().get()
 
 
+LOCK_ROOT_OF = (
+    'SELECT * FROM "agent_task" WHERE "id" = (SELECT "root_id" FROM "agent_task" WHERE "id" = $1 AND "tenant" = $2)'
+)
+
+
 async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> tuple[AgentTask, AgentTask]:
-    """The task, re-read under its tree's lock, and the locked root. An ended task takes no more lines."""
-    task = await task_of(tenant, field, task_id, conn)
-    root = await lock_tree(task.root_id, conn)
-    if task.id != root.id:
-        task = await AgentTask.filter(id=task.id).using_db(conn).get()
-    else:
-        task = root
+    """The task, re-read under its tree's lock, and the locked root. An ended task takes no more lines.
+
+    The root is found and locked in one statement, written out because it runs on every append; a sub-task
+    is read once more, under the lock.
+    """
+    tid = checks.uuid_of(field, task_id)
+    locking = " FOR UPDATE" if conn.capabilities.dialect == "postgres" else ""
+    rows = await conn.execute_query_dict(_placeholders(conn, LOCK_ROOT_OF + locking), [str(tid), tenant])
+    if not rows:
+        raise NotFound(f"{field}: no task {tid}.")
+    root = AgentTask._init_from_db(**rows[0])
+    task = root if root.id == tid else await AgentTask.filter(id=tid).using_db(conn).get()
     if task.status != "RUNNING":
         raise Conflict(f"{field}: task {task.id} has ended ({task.status}); it takes no more lines.")
     return task, root
@@ -151,9 +164,90 @@ async def append(root: AgentTask, event: TraceEvent, conn: Any) -> TraceEvent:
     event.summary_hash, event.payload_hash = line.summary_hash, line.payload_hash
     event.prev_hash, event.hash = line.prev_hash, line.hash
     await event.save(using_db=conn)
-    root.chain_length, root.chain_head = event.seq, event.hash
-    await AgentTask.filter(id=root.id).using_db(conn).update(chain_length=root.chain_length, chain_head=root.chain_head)
+    await move_head(root, event.seq, event.hash, conn)
     return event
+
+
+async def move_head(root: AgentTask, length: int, head: str, conn: Any) -> None:
+    root.chain_length, root.chain_head = length, head
+    await conn.execute_query(
+        _placeholders(conn, 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3'),
+        [length, head, str(root.id)],
+    )
+
+
+def _placeholders(conn: Any, sql: str) -> str:
+    """`sql` written with PostgreSQL's $n placeholders, as the connection's database takes them."""
+    return sql if conn.capabilities.dialect == "postgres" else re.sub(r"\$\d+", "?", sql)
+
+
+@dataclass(slots=True)
+class Step:
+    """A line about to be appended: what the chain covers, and the three fields it does not."""
+
+    line: Line
+    withheld: str | None = None
+    call_id: uuid.UUID | None = None
+    by_tool: str | None = None
+
+
+FIGURES = (
+    "model", "route_rule", "attempts", "cost_micros", "input_tokens", "output_tokens", "tool", "tool_call_id",
+    "is_error", "duration_ms",
+)
+
+
+def new_step(kind: str, task: str, at: datetime, summary: str | None, payload: str | None, figures: tuple,
+             withheld: str | None = None, call_id: uuid.UUID | None = None, by_tool: str | None = None) -> Step:
+    """A step whose line is not sealed yet; `figures` are the line's FIGURES, in that order."""
+    line = Line(0, kind, task, at, summary, payload, None, None, "", "", "", "", *figures)
+    return Step(line, withheld, call_id, by_tool)
+
+
+LINE_COLUMNS = (
+    "tenant", "root_id", "seq", "kind", "task_id", "at", "summary", "payload", "withheld", "model", "route_rule",
+    "attempts", "cost_micros", "call_id", "tool", "tool_call_id", "input_tokens", "output_tokens", "duration_ms",
+    "is_error", "by_tool", "summary_salt", "payload_salt", "summary_hash", "payload_hash", "prev_hash", "hash",
+)
+
+
+async def insert_rows(conn: Any, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Many rows in one go on the transaction's connection: COPY on PostgreSQL, executemany on SQLite.
+
+    Ids travel as text, which both databases take.
+    """
+    if conn.capabilities.dialect == "postgres":
+        async with conn.acquire_connection() as raw:
+            try:
+                await raw.copy_records_to_table(table, records=rows, columns=columns)
+            except asyncpg.IntegrityConstraintViolationError as exc:
+                raise IntegrityError(exc) from exc
+        return
+    marks = ",".join(f"${i}" for i in range(1, len(columns) + 1))
+    names = ",".join(f'"{c}"' for c in columns)
+    await conn.execute_many(_placeholders(conn, f'INSERT INTO "{table}" ({names}) VALUES ({marks})'), rows)
+
+
+async def append_many(root: AgentTask, steps: list[Step], conn: Any) -> list[Step]:
+    """Seals the lines in order after the tree's head, stores them in one statement and moves the head once."""
+    head, seq, tenant, root_id = root.chain_head, root.chain_length, root.tenant, str(root.id)
+    rows = []
+    for step in steps:
+        seq += 1
+        line = step.line
+        line.seq = seq
+        seal(line, head)
+        head = line.hash
+        rows.append((
+            tenant, root_id, seq, line.kind, line.task, line.at, line.summary, line.payload, step.withheld,
+            line.model, line.route_rule, line.attempts, line.cost_micros, step.call_id and str(step.call_id),
+            line.tool, line.tool_call_id, line.input_tokens, line.output_tokens, line.duration_ms, line.is_error,
+            step.by_tool, line.summary_salt, line.payload_salt, line.summary_hash, line.payload_hash,
+            line.prev_hash, line.hash,
+        ))
+    await insert_rows(conn, "trace_event", LINE_COLUMNS, rows)
+    await move_head(root, seq, head, conn)
+    return steps
 
 
 def line_of_new(event: TraceEvent) -> Line:

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 import pytest
 
-import resolvers.kit
+import resolvers.lines
 from models import AgentHelp, AgentTask, LlmCall, TraceEvent
 from permissions.tokens import issue_token
 from resolvers.checks import JSON_BYTES, LINE_CHARS
@@ -214,7 +214,7 @@ async def test_the_line_and_its_meter_row_are_written_together(client, monkeypat
     async def broken_append(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(resolvers.kit, "append", broken_append)
+    monkeypatch.setattr(resolvers.lines, "append_many", broken_append)
     error = await client.error(CALL, call(task), shop.kit)
 
     assert error["extensions"]["code"] == "INTERNAL"

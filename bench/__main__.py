@@ -1,0 +1,136 @@
+"""`python -m bench`: every workload on a fresh PostgreSQL database, agentlog beside the raw baseline of the same run.
+
+Prints the table and writes bench/results.json. Run by hand; it takes a few minutes and needs a PostgreSQL
+server (AGENTLOG_BENCH_SERVER or --server, default postgres://postgres@127.0.0.1:5432).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+
+from tortoise import Tortoise
+
+from bench import ingest, ingest_baseline, verify
+from bench.common import (
+    SERVER,
+    Figure,
+    fresh_database,
+    higher_is_better,
+    lower_is_better,
+    machine,
+    table,
+    write_results,
+)
+from models import AgentTask, db
+from resolvers.verify import verify_tree
+
+WORKLOADS = ("ingest", "verify", "tree_read")
+REPEATS = 3
+TREE_READ = """
+import asyncio, inspect, json, sys
+from bench.tree_read import measure
+result = measure(tasks=1000, runs=20, server=sys.argv[1])
+print(json.dumps(asyncio.run(result) if inspect.isawaitable(result) else result))
+"""
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+async def intact(roots: list[str], lines: int) -> None:
+    """Every tree written, by agentlog or by the baseline, verifies whole: the same bytes were hashed."""
+    for root_id in roots:
+        check = await verify_tree(await AgentTask.get(id=root_id))
+        if not check.intact or check.lines != lines:
+            raise AssertionError(f"tree {root_id} does not verify: {check}")
+
+
+async def ingest_figures(url: str) -> list[Figure]:
+    """The batch and its baseline take a second or two, so each runs three times, alternately; the median counts."""
+    raws, batches = [], []
+    async with ingest.served(url) as base:
+        await ingest.set_up(base)
+        say(f"ingest: single-line mutations, {ingest.CLIENTS} clients…")
+        single = await ingest.ingest(base, 1)
+        for n in range(1, REPEATS + 1):
+            say(f"ingest ({n}/{REPEATS}): the baseline (asyncpg executemany), then recordLines, "
+                f"{ingest.BATCH} lines a call…")
+            raws.append(await ingest_baseline.baseline(url))
+            batches.append(await ingest.ingest(base, ingest.BATCH))
+    await intact([root for run in (single, *raws, *batches) for root in run.roots], ingest.LINES_PER_TREE)
+    raw = statistics.median(run.per_second for run in raws)
+    batched = statistics.median(run.per_second for run in batches)
+    return [
+        higher_is_better("ingest_single", single.per_second, raw, "lines/s", 1000, of_baseline=False),
+        higher_is_better("ingest_batch", batched, raw, "lines/s", 0.5, of_baseline=True),
+    ]
+
+
+async def verify_figures(url: str) -> list[Figure]:
+    say(f"verify: writing a chain of {verify.CHAIN:,} lines…")
+    root = await verify.build_chain(url, verify.CHAIN)
+    ours, theirs = await verify.timings(url, root)
+    say(f"verify: writing a chain of {verify.STREAMED:,} lines for the memory check…")
+    big = await verify.build_chain(url, verify.STREAMED)
+    ours_mb = verify.peak_rss_added(url, big, "agentlog")
+    theirs_mb = verify.peak_rss_added(url, big, "baseline")
+    memory = Figure("verify_memory", ours_mb["added_mb"], theirs_mb["added_mb"], "MB peak RSS added",
+                    "< 100 MB", ours_mb["added_mb"] < 100 and ours_mb["lines"] == verify.STREAMED)
+    return [lower_is_better("verify", ours, theirs, "s", 1.5), memory]
+
+
+def tree_read_figure(server: str) -> Figure | None:
+    say("tree read: bench.tree_read.measure(tasks=1000, runs=20)…")
+    done = subprocess.run([sys.executable, "-c", TREE_READ, server], cwd=ingest.ROOT, capture_output=True,
+                          text=True, timeout=600)
+    if done.returncode != 0:
+        say(f"tree read did not run:\n{done.stderr.strip()[-2000:]}")
+        return None
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    say(f"tree read: {result.get('statements')} statements per request")
+    return lower_is_better("tree_read", result["agentlog_ms"], result["baseline_ms"], "ms", 3)
+
+
+async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
+    figures: list[Figure] = []
+    async with fresh_database(server) as url:
+        await db.open_database(url)
+        try:
+            if "ingest" in workloads:
+                figures += await ingest_figures(url)
+            if "verify" in workloads:
+                figures += await verify_figures(url)
+        finally:
+            await Tortoise.close_connections()
+    if "tree_read" in workloads and (figure := tree_read_figure(server)) is not None:
+        figures.append(figure)
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--server", default=SERVER, help="a PostgreSQL server URL, without a database name")
+    parser.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS), metavar="WORKLOAD",
+                        help=f"some of {', '.join(WORKLOADS)} (default: all)")
+    args = parser.parse_args()
+    workloads = tuple(args.only)
+    start = time.perf_counter()
+    figures = asyncio.run(run(args.server, workloads))
+    about = machine()
+    print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {about['cores']} cores, {about['cpu']}, "
+          f"{about['ram']} RAM, Python {about['python']}; {time.perf_counter() - start:.0f} s")
+    print(table(figures))
+    write_results(figures)
+    return 0 if all(f.meets for f in figures) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""Recording model calls, tool calls and tool results: each checked as a draft, then appended in one transaction.
+
+The single mutations record one line and `recordLines` many, through the same code: the tree is
+locked once, each line is sealed after the one before it, and the head moves once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from models import AgentTask, RegisteredAgent, TraceEvent
+from permissions.principal import Principal
+from resolvers import checks, sentences
+from resolvers.withheld import withheld_reason
+from resolvers.write_path import append_many, insert_rows, kit_write, new_step, now, running_task
+
+
+@dataclass(slots=True)
+class Draft:
+    """A checked line, not yet tied to a task: its line's FIGURES in order, and its meter row's for a model call."""
+
+    kind: str
+    summary: str | None
+    payload: str | None
+    figures: tuple
+    by_tool: str | None = None
+    classification: str | None = None
+    call: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """Where a batch landed in its tree's chain."""
+
+    task_id: uuid.UUID
+    root_id: uuid.UUID
+    first: int
+    last: int
+    last_hash: str
+
+
+def model_call(data: dict[str, Any], at: str = "") -> Draft:
+    model = checks.name(f"{at}model", data.get("model"), required=True)
+    attempts = checks.count(f"{at}attempts", 1 if data.get("attempts") is None else data["attempts"], least=1)
+    input_tokens = checks.count(f"{at}inputTokens", data.get("input_tokens"))
+    output_tokens = checks.count(f"{at}outputTokens", data.get("output_tokens"))
+    cost = checks.count(f"{at}costMicros", data.get("cost_micros"))
+    duration = checks.count(f"{at}durationMs", data.get("duration_ms"))
+    by_tool = checks.name(f"{at}byTool", data.get("by_tool"))
+    route_rule = checks.name(f"{at}routeRule", data.get("route_rule"))
+    provider = checks.name(f"{at}provider", data.get("provider"))
+    classification = checks.name(f"{at}classification", data.get("classification"))
+    content = {
+        "systemPrompt": checks.text(f"{at}systemPrompt", data.get("system_prompt"), checks.TEXT_CHARS),
+        "messages": data.get("messages"),
+        "response": data.get("response"),
+    }
+    payload = checks.json_text(f"{at}messages/response", content)
+    summary = checks.text(f"{at}summary", data.get("summary"))
+    call = {
+        "model": model, "provider": provider, "route_rule": route_rule, "attempts": attempts,
+        "input_tokens": input_tokens, "output_tokens": output_tokens, "cost_micros": cost, "duration_ms": duration,
+    }
+    return Draft(
+        kind="MODEL_CALL",
+        summary=summary or sentences.model_call(model, route_rule, cost, content["response"], by_tool),
+        payload=payload,
+        figures=(model, route_rule, attempts, cost, input_tokens, output_tokens, None, None, None, duration),
+        by_tool=by_tool,
+        classification=classification,
+        call=call,
+    )
+
+
+def tool_call(data: dict[str, Any], at: str = "") -> Draft:
+    tool = checks.name(f"{at}tool", data.get("tool"), required=True)
+    tool_call_id = checks.name(f"{at}toolCallId", data.get("tool_call_id"))
+    payload = checks.json_text(f"{at}input", data.get("input"))
+    summary = checks.text(f"{at}summary", data.get("summary"))
+    return Draft(
+        kind="TOOL_CALL",
+        summary=summary or sentences.tool_call(tool, data.get("effect") == "CHANGE"),
+        payload=payload,
+        figures=(None, None, None, None, None, None, tool, tool_call_id, None, None),
+    )
+
+
+def tool_result(data: dict[str, Any], at: str = "") -> Draft:
+    tool = checks.name(f"{at}tool", data.get("tool"), required=True)
+    tool_call_id = checks.name(f"{at}toolCallId", data.get("tool_call_id"))
+    payload = checks.json_text(f"{at}output", data.get("output"))
+    duration = checks.count(f"{at}durationMs", data.get("duration_ms"))
+    is_error = bool(data.get("is_error") or False)
+    summary = checks.text(f"{at}summary", data.get("summary"))
+    return Draft(
+        kind="TOOL_RESULT",
+        summary=summary or sentences.tool_result(tool, is_error, duration),
+        payload=payload,
+        figures=(None, None, None, None, None, None, tool, tool_call_id, is_error, duration),
+    )
+
+
+CALL_COLUMNS = (
+    "id", "tenant", "task_id", "task_path", "turn", "agent", "model", "provider", "route_rule", "attempts",
+    "input_tokens", "output_tokens", "cost_micros", "duration_ms", "at", "by_tool",
+)
+
+
+async def _reload(tenant: str, rid: str) -> Recorded:
+    root_id, first, last = rid.split(":")
+    line = await TraceEvent.get(tenant=tenant, root_id=uuid.UUID(root_id), seq=int(last))
+    return Recorded(line.task_id, line.root_id, int(first), int(last), line.hash)
+
+
+async def lines_of(recorded: Recorded) -> list[TraceEvent]:
+    return await TraceEvent.filter(
+        root_id=recorded.root_id, seq__gte=recorded.first, seq__lte=recorded.last
+    ).order_by("seq")
+
+
+def _result_id(recorded: Recorded) -> str:
+    return f"{recorded.root_id}:{recorded.first}:{recorded.last}"
+
+
+async def _next_turn(task: AgentTask, conn: Any) -> int:
+    return await TraceEvent.filter(task_id=task.id, kind="MODEL_CALL", by_tool=None).using_db(conn).count() + 1
+
+
+async def record(
+    principal: Principal | None, operation: str, data: dict[str, Any], check: Callable[[], list[Draft]]
+) -> Recorded:
+    """Checks every line first, then locks the tree once, appends them in order and moves the head once."""
+
+    async def body(kit: Principal, conn: Any) -> Recorded:
+        checked = check()
+        task, root = await running_task(kit.tenant, "task", data.get("task"), conn)
+        agent = await RegisteredAgent.filter(tenant=kit.tenant, name=task.agent).using_db(conn).first()
+        turn = await _next_turn(task, conn) if any(d.call and d.by_tool is None for d in checked) else 0
+        every_line = withheld_reason(agent)
+        task_id = str(task.id)
+        steps, calls = [], []
+        for d in checked:
+            at = now()
+            reason = every_line or (withheld_reason(agent, d.classification) if d.classification else None)
+            call_id = None
+            if d.call is not None:
+                call_id = uuid.uuid4()
+                c = d.call
+                calls.append((
+                    str(call_id), kit.tenant, task_id, task.path, None if d.by_tool else turn, task.agent,
+                    c["model"], c["provider"], c["route_rule"], c["attempts"], c["input_tokens"],
+                    c["output_tokens"], c["cost_micros"], c["duration_ms"], at, d.by_tool,
+                ))
+                turn += d.by_tool is None
+            payload = None if reason else d.payload
+            steps.append(new_step(d.kind, task_id, at, d.summary, payload, d.figures, reason, call_id, d.by_tool))
+        if calls:
+            await insert_rows(conn, "llm_call", CALL_COLUMNS, calls)
+        await append_many(root, steps, conn)
+        return Recorded(task.id, root.id, steps[0].line.seq, steps[-1].line.seq, steps[-1].line.hash)
+
+    return await kit_write(principal, operation, data, body, _result_id, _reload)
