@@ -36,7 +36,7 @@ REPEATS = 3
 TREE_READ = """
 import asyncio, inspect, json, sys
 from bench.tree_read import measure
-result = measure(tasks=1000, runs=20, server=sys.argv[1])
+result = measure(tasks=1000, runs=20, server=sys.argv[1], frozen=True)
 print(json.dumps(asyncio.run(result) if inspect.isawaitable(result) else result))
 """
 
