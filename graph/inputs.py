@@ -80,49 +80,6 @@ class StartTaskInput:
 
 
 @strawberry.input
-class ModelCallInput:
-    task: strawberry.ID
-    model: str
-    input_tokens: Long
-    output_tokens: Long
-    cost_micros: Long
-    provider: str | None = None
-    route_rule: str | None = None
-    attempts: int = 1
-    duration_ms: int | None = None
-    by_tool: str | None = None
-    system_prompt: str | None = None
-    messages: JSON | None = None
-    response: JSON | None = None
-    classification: str | None = None
-    summary: str | None = None
-    idempotency_key: str | None = None
-
-
-@strawberry.input
-class ToolCallInput:
-    task: strawberry.ID
-    tool: str
-    tool_call_id: str | None = None
-    input: JSON | None = None
-    effect: ToolEffect = ToolEffect.QUERY
-    summary: str | None = None
-    idempotency_key: str | None = None
-
-
-@strawberry.input
-class ToolResultInput:
-    task: strawberry.ID
-    tool: str
-    tool_call_id: str | None = None
-    output: JSON | None = None
-    is_error: bool = False
-    duration_ms: int | None = None
-    summary: str | None = None
-    idempotency_key: str | None = None
-
-
-@strawberry.input
 class AskForHelpInput:
     question: str
     asked_of: PrincipalInput
@@ -160,7 +117,7 @@ class TaskFilter:
     started_before: datetime | None = None
 
 
-@strawberry.input(description="A model call inside recordLines: ModelCallInput without task and idempotencyKey.")
+@strawberry.input(description="A model call: the fields of ModelCallInput that recordLines takes per line.")
 class ModelCallLineInput:
     model: str
     input_tokens: Long
@@ -178,7 +135,7 @@ class ModelCallLineInput:
     summary: str | None = None
 
 
-@strawberry.input(description="A tool call inside recordLines: ToolCallInput without task and idempotencyKey.")
+@strawberry.input(description="A tool call: the fields of ToolCallInput that recordLines takes per line.")
 class ToolCallLineInput:
     tool: str
     tool_call_id: str | None = None
@@ -187,7 +144,7 @@ class ToolCallLineInput:
     summary: str | None = None
 
 
-@strawberry.input(description="A tool's result inside recordLines: ToolResultInput without task and idempotencyKey.")
+@strawberry.input(description="A tool's result: the fields of ToolResultInput that recordLines takes per line.")
 class ToolResultLineInput:
     tool: str
     tool_call_id: str | None = None
@@ -195,6 +152,24 @@ class ToolResultLineInput:
     is_error: bool = False
     duration_ms: int | None = None
     summary: str | None = None
+
+
+@strawberry.input
+class ModelCallInput(ModelCallLineInput):
+    task: strawberry.ID
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class ToolCallInput(ToolCallLineInput):
+    task: strawberry.ID
+    idempotency_key: str | None = None
+
+
+@strawberry.input
+class ToolResultInput(ToolResultLineInput):
+    task: strawberry.ID
+    idempotency_key: str | None = None
 
 
 @strawberry.input(one_of=True, description="One line of recordLines: exactly one of modelCall, toolCall, toolResult.")
