@@ -15,7 +15,7 @@ from models import AgentTask, RegisteredAgent, TraceEvent
 from permissions.principal import Principal
 from resolvers import checks, sentences
 from resolvers.withheld import withheld_reason
-from resolvers.write_path import append_many, insert_rows, kit_write, new_step, now, running_task
+from resolvers.write_path import LINE_COLUMNS, append_many, insert_rows, kit_write, new_step, now, running_task
 
 
 @dataclass(slots=True)
@@ -40,6 +40,7 @@ class Recorded:
     first: int
     last: int
     last_hash: str
+    rows: tuple[tuple, ...] = ()
 
 
 def model_call(data: dict[str, Any], at: str = "") -> Draft:
@@ -115,7 +116,18 @@ async def _reload(tenant: str, rid: str) -> Recorded:
     return Recorded(line.task_id, line.root_id, int(first), int(last), line.hash)
 
 
+def _event(row: tuple) -> TraceEvent:
+    fields = dict(zip(LINE_COLUMNS, row))
+    for name in ("root_id", "task_id", "call_id"):
+        if fields[name] is not None:
+            fields[name] = uuid.UUID(fields[name])
+    return TraceEvent(**fields)
+
+
 async def lines_of(recorded: Recorded) -> list[TraceEvent]:
+    """The lines as written, or, for a replayed answer, as they stand now."""
+    if recorded.rows:
+        return [_event(row) for row in recorded.rows]
     return await TraceEvent.filter(
         root_id=recorded.root_id, seq__gte=recorded.first, seq__lte=recorded.last
     ).order_by("seq")
@@ -159,7 +171,7 @@ async def record(
             steps.append(new_step(d.kind, task_id, at, d.summary, payload, d.figures, reason, call_id, d.by_tool))
         if calls:
             await insert_rows(conn, "llm_call", CALL_COLUMNS, calls)
-        await append_many(root, steps, conn)
-        return Recorded(task.id, root.id, steps[0].line.seq, steps[-1].line.seq, steps[-1].line.hash)
+        rows = await append_many(root, steps, conn)
+        return Recorded(task.id, root.id, steps[0].line.seq, steps[-1].line.seq, steps[-1].line.hash, tuple(rows))
 
     return await kit_write(principal, operation, data, body, _result_id, _reload)
