@@ -112,16 +112,18 @@ def own_id(path: str) -> uuid.UUID:
     return uuid.UUID(path.rsplit("/", 1)[-1])
 
 
+def _under(q: Statement, cover: "Cover") -> str:
+    """The condition for tasks under the covered paths: whole trees by root, or one prefix match each."""
+    if cover.roots:
+        return q.one_of("root_id", cover.roots)
+    return q.starts_with("path", [p + "/" for p in cover.prefixes])
+
+
 async def subtrees_of(tenant: str, paths: Sequence[str]) -> dict[str, list[TaskRow]]:
     """Everything under each path: one prefix query (or one query by root, for many prefixes)."""
     cover = Cover.of(paths)
     q = Statement()
-    where = f"tenant = {q.param(tenant)} AND "
-    if cover.roots:
-        where += q.one_of("root_id", cover.roots)
-    else:
-        where += q.starts_with("path", [p + "/" for p in cover.prefixes])
-    kids = kids_of(await read_tasks(q, where))
+    kids = kids_of(await read_tasks(q, f"tenant = {q.param(tenant)} AND {_under(q, cover)}"))
     return {path: depth_first(own_id(path), kids) for path in paths}
 
 
@@ -129,11 +131,7 @@ async def descendants_of(tenant: str, paths: Sequence[str], deepest: int) -> lis
     """Every task under the paths down to depth `deepest`: one prefix query (or one by root, for many)."""
     cover = Cover.of(paths)
     q = Statement()
-    where = f"tenant = {q.param(tenant)} AND depth <= {q.param(deepest)} AND "
-    if cover.roots:
-        where += q.one_of("root_id", cover.roots)
-    else:
-        where += q.starts_with("path", [p + "/" for p in cover.prefixes])
+    where = f"tenant = {q.param(tenant)} AND depth <= {q.param(deepest)} AND {_under(q, cover)}"
     rows = await read_tasks(q, where, "sequence")
     if not cover.roots:
         return rows
