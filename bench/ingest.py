@@ -31,6 +31,7 @@ TREES = 20
 LINES_PER_TREE = 1000
 CLIENTS = 8
 BATCH = 250
+WORKERS = int(os.environ.get("AGENTLOG_BENCH_WORKERS", "1"))
 SECRET = "agentlog-bench-secret-of-at-least-32-bytes"
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -83,7 +84,8 @@ async def served(url: str) -> AsyncIterator[str]:
     env = {**os.environ, "AGENTLOG_DATABASE_URL": url, "AGENTLOG_JWT_SECRET": SECRET}
     log = tempfile.NamedTemporaryFile(prefix="agentlog-bench-serve-", suffix=".log", delete=False)
     server = subprocess.Popen(
-        [sys.executable, "-m", "graph.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        [sys.executable, "-m", "graph.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--workers", str(WORKERS)],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"

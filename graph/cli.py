@@ -16,14 +16,18 @@ from models import db
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from graph.app import create_app
-
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not os.environ.get("AGENTLOG_JWT_SECRET"):
         logging.getLogger("agentlog").warning(
             "AGENTLOG_JWT_SECRET is not set: tokens are signed with a development key anyone can know."
         )
-    uvicorn.run(create_app(), host=args.host, port=args.port, workers=None, log_level="info")
+    if args.workers > 1 and db.database_url().startswith("sqlite"):
+        logging.getLogger("agentlog").warning(
+            "%d workers share one SQLite file: writers queue on its lock; use PostgreSQL for several processes.",
+            args.workers,
+        )
+    uvicorn.run("graph.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
+                log_level="info")
     return 0
 
 
@@ -78,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     p = commands.add_parser("serve", help="serve GraphQL under uvicorn")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--workers", type=int, default=1, help="server processes sharing the port (PostgreSQL)")
     p.set_defaults(run=serve)
 
     p = commands.add_parser("token", help="print a bearer token for local use")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import fcntl
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +53,41 @@ def dialect() -> str:
     return get_connection("default").capabilities.dialect
 
 
+MIGRATION_LOCK = 0x6167656E746C6F67
+
+
+@asynccontextmanager
+async def file_lock(path: str) -> AsyncIterator[None]:
+    with open(path, "a") as held:
+        await asyncio.to_thread(fcntl.flock, held, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
+
+
 async def migrate() -> None:
-    """Brings the schema of an initialised connection up to the latest migration."""
-    config = tortoise_config("")["apps"]
-    executor = MigrationExecutor(get_connection("default"), config)
-    await executor.migrate()
+    """Brings the schema of an initialised connection up to the latest migration.
+
+    Processes starting at once on one database take turns, and whoever comes second finds the migrations
+    applied: on PostgreSQL an advisory lock is held on one connection of the pool while they run on others;
+    on SQLite a lock file beside the database is held.
+    """
+    client = get_connection("default")
+    executor = MigrationExecutor(client, tortoise_config("")["apps"])
+    if client.capabilities.dialect == "sqlite":
+        if client.filename == ":memory:":
+            await executor.migrate()
+            return
+        async with file_lock(f"{client.filename}.migrating"):
+            await executor.migrate()
+        return
+    async with client.acquire_connection() as held:
+        await held.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
+        try:
+            await executor.migrate()
+        finally:
+            await held.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)
 
 
 async def open_database(url: str, create: bool = False) -> None:
