@@ -15,7 +15,16 @@ from models import AgentTask, RegisteredAgent, TraceEvent
 from permissions.principal import Principal
 from resolvers import checks, sentences
 from resolvers.withheld import withheld_reason
-from resolvers.write_path import LINE_COLUMNS, append_many, insert_rows, kit_write, new_step, now, running_task
+from resolvers.write_path import (
+    LINE_COLUMNS,
+    append_many,
+    insert_rows,
+    kit_write,
+    new_step,
+    now,
+    placeholders,
+    running_task,
+)
 
 
 @dataclass(slots=True)
@@ -137,8 +146,13 @@ def _result_id(recorded: Recorded) -> str:
     return f"{recorded.root_id}:{recorded.first}:{recorded.last}"
 
 
+LAST_TURN = 'SELECT MAX("turn") AS "last" FROM "llm_call" WHERE "task_id" = $1'
+
+
 async def _next_turn(task: AgentTask, conn: Any) -> int:
-    return await TraceEvent.filter(task_id=task.id, kind="MODEL_CALL", by_tool=None).using_db(conn).count() + 1
+    """The agent's turns are numbered 1, 2, … per task on the meter; the next is one past the last (indexed)."""
+    rows = await conn.execute_query_dict(placeholders(conn, LAST_TURN), [str(task.id)])
+    return (rows[0]["last"] or 0) + 1
 
 
 async def record(

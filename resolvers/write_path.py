@@ -115,7 +115,7 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> tupl
     """
     tid = checks.uuid_of(field, task_id)
     locking = " FOR UPDATE" if conn.capabilities.dialect == "postgres" else ""
-    rows = await conn.execute_query_dict(_placeholders(conn, LOCK_ROOT_OF + locking), [str(tid), tenant])
+    rows = await conn.execute_query_dict(placeholders(conn, LOCK_ROOT_OF + locking), [str(tid), tenant])
     if not rows:
         raise NotFound(f"{field}: no task {tid}.")
     root = AgentTask._init_from_db(**rows[0])
@@ -171,12 +171,12 @@ async def append(root: AgentTask, event: TraceEvent, conn: Any) -> TraceEvent:
 async def move_head(root: AgentTask, length: int, head: str, conn: Any) -> None:
     root.chain_length, root.chain_head = length, head
     await conn.execute_query(
-        _placeholders(conn, 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3'),
+        placeholders(conn, 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3'),
         [length, head, str(root.id)],
     )
 
 
-def _placeholders(conn: Any, sql: str) -> str:
+def placeholders(conn: Any, sql: str) -> str:
     """`sql` written with PostgreSQL's $n placeholders, as the connection's database takes them."""
     return sql if conn.capabilities.dialect == "postgres" else re.sub(r"\$\d+", "?", sql)
 
@@ -229,7 +229,7 @@ async def insert_rows(conn: Any, table: str, columns: tuple[str, ...], rows: lis
         return
     marks = ",".join(f"${i}" for i in range(1, len(columns) + 1))
     names = ",".join(f'"{c}"' for c in columns)
-    await conn.execute_many(_placeholders(conn, f'INSERT INTO "{table}" ({names}) VALUES ({marks})'), rows)
+    await conn.execute_many(placeholders(conn, f'INSERT INTO "{table}" ({names}) VALUES ({marks})'), rows)
 
 
 async def append_many(root: AgentTask, steps: list[Step], conn: Any) -> list[tuple]:
