@@ -98,7 +98,10 @@ def table(figures: list[Figure]) -> str:
 
 
 def write_results(figures: list[Figure], path: Path = RESULTS) -> None:
-    path.write_text(json.dumps({f.workload: f.as_json() for f in figures}, indent=2) + "\n")
+    """Writes these workloads' figures, keeping those of workloads this run did not measure (`--only`)."""
+    kept = json.loads(path.read_text()) if path.exists() else {}
+    kept.update({f.workload: f.as_json() for f in figures})
+    path.write_text(json.dumps(kept, indent=2) + "\n")
 
 
 COMMIT_TAG = b"agentlog/commit/v1\x00"
