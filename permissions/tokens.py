@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import time
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 
 import jwt
 
@@ -39,13 +41,17 @@ def issue_token(
 
 
 def read_token(token: str, key: str | None = None) -> Principal:
+    principal, expires = _verified(token, key or secret())
+    if expires <= time.time():
+        raise Unauthenticated("The token has expired.")
+    return principal
+
+
+@lru_cache(maxsize=4096)
+def _verified(token: str, key: str) -> tuple[Principal, float]:
+    """A token's principal and expiry, checked once per token string; expiry is checked again on every use."""
     try:
-        claims = jwt.decode(
-            token,
-            key or secret(),
-            algorithms=["HS256"],
-            options={"require": ["sub", "tenant", "exp"]},
-        )
+        claims = jwt.decode(token, key, algorithms=["HS256"], options={"require": ["sub", "tenant", "exp"]})
     except jwt.ExpiredSignatureError as exc:
         raise Unauthenticated("The token has expired.") from exc
     except jwt.InvalidTokenError as exc:
@@ -54,13 +60,14 @@ def read_token(token: str, key: str | None = None) -> Principal:
     tenant = claims.get("tenant")
     if not isinstance(tenant, str) or not tenant or not isinstance(roles, list):
         raise Unauthenticated("The token's tenant or roles are not valid.")
-    return Principal(
+    principal = Principal(
         sub=claims["sub"],
         tenant=tenant,
         name=claims.get("name"),
         roles=frozenset(str(r) for r in roles),
         kit=claims.get("kit") is True,
     )
+    return principal, float(claims["exp"])
 
 
 def principal_from_header(authorization: str | None) -> Principal | None:
