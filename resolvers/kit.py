@@ -13,7 +13,7 @@ from permissions.principal import Principal
 from resolvers import checks, lines, sentences
 from resolvers.errors import BadInput, Conflict, NotFound
 from resolvers.events import publish_task
-from resolvers.withheld import withheld_reason
+from resolvers.withheld import agent_logging, withheld_reason
 from resolvers.write_path import append, kit_write, lock_tree, now, running_task, task_of
 
 TASK_STATUSES = {"DONE", "FAILED", "STOPPED"}
@@ -76,7 +76,7 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
     async def body(kit: Principal, conn: Any) -> AgentTask:
         agent_name = checks.name("agent", data.get("agent"), required=True)
         agent = await _agent(kit.tenant, agent_name, conn)
-        reason = withheld_reason(agent)
+        reason = withheld_reason(agent.logging)
         requester = checks.principal("requester", data.get("requester"))
         actor = checks.principal("actor", data.get("actor"), required=True)
         instructions = checks.text("instructionsSent", data.get("instructions_sent"), checks.TEXT_CHARS)
@@ -162,8 +162,7 @@ async def record_tool_result(principal: Principal | None, data: dict[str, Any]) 
 
 
 async def _task_withheld(tenant: str, task: AgentTask, conn: Any) -> str | None:
-    agent = await RegisteredAgent.filter(tenant=tenant, name=task.agent).using_db(conn).first()
-    return withheld_reason(agent)
+    return withheld_reason(await agent_logging(tenant, task.agent, conn))
 
 
 async def ask_for_help(principal: Principal | None, data: dict[str, Any]) -> AgentHelp:

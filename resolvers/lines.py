@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from models import AgentTask, RegisteredAgent, TraceEvent
+from models import AgentTask, TraceEvent
 from permissions.principal import Principal
 from resolvers import checks, sentences
-from resolvers.withheld import withheld_reason
+from resolvers.withheld import agent_logging, withheld_reason
 from resolvers.write_path import (
     LINE_COLUMNS,
     append_many,
@@ -163,14 +163,14 @@ async def record(
     async def body(kit: Principal, conn: Any) -> Recorded:
         checked = check()
         task, root = await running_task(kit.tenant, "task", data.get("task"), conn)
-        agent = await RegisteredAgent.filter(tenant=kit.tenant, name=task.agent).using_db(conn).first()
+        logging = await agent_logging(kit.tenant, task.agent, conn)
         turn = await _next_turn(task, conn) if any(d.call and d.by_tool is None for d in checked) else 0
-        every_line = withheld_reason(agent)
+        every_line = withheld_reason(logging)
         task_id = str(task.id)
         steps, calls = [], []
         for d in checked:
             at = now()
-            reason = every_line or (withheld_reason(agent, d.classification) if d.classification else None)
+            reason = every_line or (withheld_reason(logging, d.classification) if d.classification else None)
             call_id = None
             if d.call is not None:
                 call_id = uuid.uuid4()

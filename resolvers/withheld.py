@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from models import RegisteredAgent
+from typing import Any
+
 from resolvers import settings
+from resolvers.write_path import placeholders
+
+AGENT_LOGGING = 'SELECT "logging" FROM "agent" WHERE "tenant" = $1 AND "name" = $2'
 
 
-def withheld_reason(agent: RegisteredAgent | None, classification: str | None = None) -> str | None:
+async def agent_logging(tenant: str, agent: str, conn: Any) -> str | None:
+    """The agent's logging mode, read on every append, so written out."""
+    rows = await conn.execute_query_dict(placeholders(conn, AGENT_LOGGING), [tenant, agent])
+    return rows[0]["logging"] if rows else None
+
+
+def withheld_reason(logging: str | None, classification: str | None = None) -> str | None:
     """Why content is not stored, or None when it is."""
-    if agent is not None and agent.logging == "METADATA_ONLY":
+    if logging == "METADATA_ONLY":
         return "METADATA_ONLY"
     if not settings.record_content():
         return "RECORDING_OFF"
