@@ -220,3 +220,14 @@ def record_lines_as_dict(cls: type, value: Mapping[str, Any], context: Any) -> d
 
 
 RecordLinesInput.__strawberry_definition__.from_input = record_lines_as_dict
+
+
+def flat_as_dict(cls: type, value: Mapping[str, Any], context: Any) -> dict[str, Any]:
+    """A flat input as `plain` would give it, straight from the value GraphQL has already checked."""
+    names = FLAT_NAMES[cls]
+    return {names[k]: v.value if isinstance(v, Enum) else v for k, v in value.items()}
+
+
+FLAT_NAMES = {cls: _python_names(cls) for cls in (ModelCallInput, ToolCallInput, ToolResultInput)}
+for flat in FLAT_NAMES:
+    flat.__strawberry_definition__.from_input = flat_as_dict

@@ -35,6 +35,10 @@ class Access:
     def tenant(self) -> str | None:
         return self.principal.tenant if self.principal else None
 
+    async def writer_groups(self) -> frozenset[Group]:
+        """What a kit reads on a row it has just written: its standing, as the row is of its own tenant."""
+        return groups_of(await self.standing())
+
     async def standing(self) -> frozenset[Reader]:
         """The readers the caller is whatever the task: its capabilities, or the kit."""
         if self._standing is None:
