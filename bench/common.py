@@ -123,7 +123,7 @@ def _s(value: str | None) -> str:
 def raw_fixed(seq: int, kind: str, task: uuid.UUID, at: datetime, model: str | None, route_rule: str | None,
               attempts: int | None, cost_micros: int | None, input_tokens: int | None, output_tokens: int | None,
               tool: str | None, tool_call_id: str | None, is_error: bool | None, duration_ms: int | None) -> str:
-    """SPEC §3's canonical JSON written out by hand in sorted key order, for rows whose types are known."""
+    """The canonical JSON of docs/chain.md written out by hand in sorted key order, for rows whose types are known."""
     error = "null" if is_error is None else ("true" if is_error else "false")
     when = at.astimezone(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
     return (f'{{"at":"{when}","attempts":{_n(attempts)},"costMicros":{_n(cost_micros)},"durationMs":{_n(duration_ms)},'

@@ -1,4 +1,4 @@
-"""The small shop the tests tell their stories in, after seed 002: Mia asks, Noor manages, the Estimator works."""
+"""The small shop the tests tell their stories in: Mia asks, Noor manages, the Estimator works."""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ class Shop:
         return await self.write("endTask", {"task": task, "status": status, **fields})
 
     async def estimate(self, **start: Any) -> str:
-        """Seed 002's run: three model calls of 200 micros, two tools, the estimate handed back."""
+        """The estimate: three model calls of 200 micros, two tools, the estimate handed back."""
         task = (await self.start(**start))["id"]
         await self.model_call(task)
         await self.tool(task, "PartsFor", {"fault": "rear brake does not bite"}, ["brake pads", "cable"], "c1")

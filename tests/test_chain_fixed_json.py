@@ -1,4 +1,4 @@
-"""The canonical JSON of a line's fixed fields is byte for byte SPEC §3's json.dumps, whatever the fields hold."""
+"""The canonical JSON of a line's fixed fields is byte for byte the json.dumps of docs/chain.md, whatever the fields hold."""
 
 import json
 import random

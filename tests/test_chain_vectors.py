@@ -26,7 +26,7 @@ def _line(v: dict, expected: dict) -> Line:
 
 
 def _spec_hash(v: dict, prev: str) -> str:
-    """SPEC §3 written out with hashlib alone, as an outside verifier would."""
+    """The encoding of docs/chain.md written out with hashlib alone, as an outside verifier would."""
     def commit_(salt: str, text: str) -> bytes:
         return hashlib.sha256(b"agentlog/commit/v1\x00" + bytes.fromhex(salt) + text.encode("utf-8")).digest()
 

@@ -1,4 +1,4 @@
-"""Seed 002's erasures, line by line: what stays and what goes when Priya, who holds erasesAgentRecords, erases."""
+"""The shop's erasures, line by line: what stays and what goes when Priya, who holds erasesAgentRecords, erases."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class Job:
 
 
 async def repair_job(shop: Shop) -> Job:
-    """Seed 002's estimate, with a question to Mia and a sub-task that orders the parts: 11 lines."""
+    """The shop's estimate, with a question to Mia and a sub-task that orders the parts: 11 lines."""
     root = (await shop.start())["id"]
     await shop.model_call(root)
     await shop.tool(root, "PartsFor", {"fault": "rear brake does not bite"}, ["brake pads", "cable"], "c1")

@@ -1,4 +1,4 @@
-"""The kit's writes beyond the seed's run: policies, agents, sub-tasks, help and instructions."""
+"""The kit's writes beyond the shop's estimate: policies, agents, sub-tasks, help and instructions."""
 
 import hashlib
 

@@ -1,8 +1,8 @@
-"""Seed 002 end to end: Mia asks, the Estimator works, the receipt and the record say what happened."""
+"""End to end: Mia asks, the Estimator works, the receipt and the record say what happened."""
 
 from tests.shop import LINE_FIELDS, Shop
 
-SEED_KINDS = ["STARTED", "MODEL_CALL", "TOOL_CALL", "TOOL_RESULT", "MODEL_CALL", "TOOL_CALL", "TOOL_RESULT",
+ESTIMATE_KINDS = ["STARTED", "MODEL_CALL", "TOOL_CALL", "TOOL_RESULT", "MODEL_CALL", "TOOL_CALL", "TOOL_RESULT",
               "MODEL_CALL", "ENDED"]
 
 
@@ -35,7 +35,7 @@ async def test_the_record_says_every_step_in_order_and_verifies(client):
     data = await shop.read(task, shop.mia, f"chainLength chainHead record {{ {LINE_FIELDS} }}")
     lines = data["record"]
 
-    assert [line["kind"] for line in lines] == SEED_KINDS
+    assert [line["kind"] for line in lines] == ESTIMATE_KINDS
     assert [line["seq"] for line in lines] == list(range(1, 10))
     assert data["chainLength"] == 9 and data["chainHead"] == lines[-1]["hash"]
     assert lines[0]["prevHash"] == "0" * 64

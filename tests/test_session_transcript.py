@@ -237,7 +237,7 @@ async def test_a_missing_or_bad_token_answers_401(client, authorization):
         assert response.json()["detail"]
 
 
-async def test_the_openapi_document_describes_the_endpoint_in_the_seed_shapes(client):
+async def test_the_openapi_document_describes_the_endpoint_in_the_published_shapes(client):
     document = (await client.http.get("/openapi.json")).json()
 
     operation = document["paths"]["/agentic/observability/sessions/{session_id}/transcript"]["get"]

@@ -1,4 +1,4 @@
-"""Seed 000: what the agent saw, gated per agent, by default to nobody, and never shown in part."""
+"""What the agent saw, gated per agent, by default to nobody, and never shown in part."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ async def register(shop: Shop, name: str, roles: list[str], readers: list[str], 
 
 
 async def ledger(shop: Shop) -> None:
-    """Seed 000's ledger: the Auditor holds Finance and lets Finance read what it saw; the Clerk names nobody."""
+    """The ledger: the Auditor holds Finance and lets Finance read what it saw; the Clerk names nobody."""
     await shop.setup()
     await register(shop, "Auditor", ["Finance"], ["Finance"])
     await register(shop, "Clerk", ["Finance"], [])

@@ -17,7 +17,7 @@ def fiona(shop: Shop) -> str:
 
 
 async def estimate_with_help(shop: Shop, **model_call: object) -> str:
-    """Seed 002's estimate, with a question to Noor in the middle."""
+    """The shop's estimate, with a question to Noor in the middle."""
     task = (await shop.start(instructionsSent="Estimate in whole hours."))["id"]
     await shop.model_call(task, **model_call)
     await shop.tool(task, "PartsFor", {"fault": "rear brake does not bite"}, ["brake pads", "cable"], "c1")
