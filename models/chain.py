@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -30,10 +29,6 @@ FIXED_KEYS = (
 UTC_OFFSET = timedelta(0)
 _compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
-
-
-def new_salt() -> str:
-    return secrets.token_hex(16)
 
 
 def commit(salt: str, text: str) -> str:

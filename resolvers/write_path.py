@@ -125,49 +125,6 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> tupl
     return task, root
 
 
-def line_of(event: TraceEvent) -> Line:
-    return Line(
-        seq=event.seq,
-        kind=event.kind,
-        task=str(event.task_id),
-        at=event.at,
-        summary=event.summary,
-        payload=event.payload,
-        summary_salt=event.summary_salt,
-        payload_salt=event.payload_salt,
-        summary_hash=event.summary_hash,
-        payload_hash=event.payload_hash,
-        prev_hash=event.prev_hash,
-        hash=event.hash,
-        model=event.model,
-        route_rule=event.route_rule,
-        attempts=event.attempts,
-        cost_micros=event.cost_micros,
-        input_tokens=event.input_tokens,
-        output_tokens=event.output_tokens,
-        tool=event.tool,
-        tool_call_id=event.tool_call_id,
-        is_error=event.is_error,
-        duration_ms=event.duration_ms,
-        erased=event.erased_at is not None,
-        content_erased=event.content_erased_at is not None,
-    )
-
-
-async def append(root: AgentTask, event: TraceEvent, conn: Any) -> TraceEvent:
-    """Seals the line after the tree's head, stores it and moves the head, inside the caller's transaction."""
-    event.tenant = root.tenant
-    event.root_id = root.id
-    event.seq = root.chain_length + 1
-    line = seal(line_of_new(event), root.chain_head)
-    event.summary_salt, event.payload_salt = line.summary_salt, line.payload_salt
-    event.summary_hash, event.payload_hash = line.summary_hash, line.payload_hash
-    event.prev_hash, event.hash = line.prev_hash, line.hash
-    await event.save(using_db=conn)
-    await move_head(root, event.seq, event.hash, conn)
-    return event
-
-
 async def move_head(root: AgentTask, length: int, head: str, conn: Any) -> None:
     root.chain_length, root.chain_head = length, head
     await conn.execute_query(
@@ -256,7 +213,13 @@ async def append_many(root: AgentTask, steps: list[Step], conn: Any) -> list[tup
     return rows
 
 
-def line_of_new(event: TraceEvent) -> Line:
-    event.summary_hash = event.payload_hash = event.prev_hash = event.hash = ""
-    event.summary_salt = event.payload_salt = None
-    return line_of(event)
+def step_of(event: TraceEvent) -> Step:
+    """An unsaved line row as a step for `append_many`."""
+    figures = tuple(getattr(event, name) for name in FIGURES)
+    return new_step(event.kind, str(event.task_id), event.at, event.summary, event.payload, figures,
+                    event.withheld, event.call_id, event.by_tool)
+
+
+async def append(root: AgentTask, event: TraceEvent, conn: Any) -> None:
+    """One line, given as an unsaved row, appended exactly as `append_many` appends."""
+    await append_many(root, [step_of(event)], conn)

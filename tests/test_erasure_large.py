@@ -9,10 +9,11 @@ from collections.abc import Awaitable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from tortoise.transactions import in_transaction
+
 import resolvers.erasure
 from models import AgentTask, ErasureRecord, TraceEvent
-from models.chain import GENESIS, seal
-from resolvers.write_path import line_of_new
+from resolvers.write_path import append_many, step_of
 from tests.shop import Shop
 from tests.test_erasure import erase, priya, refused, repair_job
 
@@ -25,7 +26,7 @@ MEMORY_BOUND = 8 * 1024 * 1024
 def line(task: uuid.UUID, seq: int, at: datetime) -> TraceEvent:
     kind = KINDS[seq % 3]
     return TraceEvent(
-        kind=kind, task_id=task, at=at + timedelta(microseconds=seq), seq=seq,
+        kind=kind, task_id=task, at=at + timedelta(microseconds=seq),
         summary=f"Step {seq} of a long estimate.", payload=f'{{"step":{seq},"note":"{"brake pads " * 20}"}}',
         model="Everyday" if kind == "MODEL_CALL" else None, cost_micros=200 if kind == "MODEL_CALL" else None,
         tool=None if kind == "MODEL_CALL" else "PartsFor",
@@ -33,25 +34,16 @@ def line(task: uuid.UUID, seq: int, at: datetime) -> TraceEvent:
 
 
 async def long_tree(tenant: str) -> AgentTask:
-    """A finished root with LINES lines, sealed as the write path seals them and stored in batches."""
+    """A finished root with LINES lines, appended through the write path in batches."""
     at, rid = datetime.now(timezone.utc), uuid.uuid4()
     root = await AgentTask.create(
         id=rid, tenant=tenant, agent="Estimator", skill="EstimateRepair", cause="REQUEST", actor_id="estimator",
         status="DONE", started_at=at, ended_at=at, root_id=rid, depth=0, sequence=1, path=str(rid),
     )
-    head = GENESIS
     for start in range(1, LINES + 1, BATCH):
-        events = [line(root.id, seq, at) for seq in range(start, min(start + BATCH, LINES + 1))]
-        for event in events:
-            sealed = seal(line_of_new(event), head)
-            event.tenant, event.root_id = tenant, root.id
-            event.summary_salt, event.payload_salt = sealed.summary_salt, sealed.payload_salt
-            event.summary_hash, event.payload_hash = sealed.summary_hash, sealed.payload_hash
-            event.prev_hash, event.hash = head, sealed.hash
-            head = sealed.hash
-        await TraceEvent.bulk_create(events)
-    root.chain_length, root.chain_head = LINES, head
-    await root.save()
+        steps = [step_of(line(root.id, seq, at)) for seq in range(start, min(start + BATCH, LINES + 1))]
+        async with in_transaction() as conn:
+            await append_many(root, steps, conn)
     return root
 
 

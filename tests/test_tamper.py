@@ -4,7 +4,7 @@ from tortoise.transactions import in_transaction
 
 from models import AgentTask, TraceEvent
 from models.chain import seal
-from resolvers.write_path import line_of
+from resolvers.write_path import step_of
 from tests.shop import Shop
 
 
@@ -56,10 +56,14 @@ async def slip_in(root, reseal: bool) -> None:
         for seq in range(9, 4, -1):
             await TraceEvent.filter(root_id=root, seq=seq).update(seq=seq + 1)
         template = await TraceEvent.get(root_id=root, seq=4)
-        forged = line_of(template)
+        forged = step_of(template).line
         forged.seq, forged.summary = 5, "It asked for SetPrice (changes data)."
         if reseal:
             seal(forged, template.hash)
+        else:
+            forged.summary_salt, forged.payload_salt = template.summary_salt, template.payload_salt
+            forged.summary_hash, forged.payload_hash = template.summary_hash, template.payload_hash
+            forged.prev_hash, forged.hash = template.prev_hash, template.hash
         await TraceEvent.create(
             tenant=template.tenant, root_id=root, task_id=template.task_id, seq=5, kind=forged.kind, at=forged.at,
             summary=forged.summary, payload=forged.payload, summary_salt=forged.summary_salt,

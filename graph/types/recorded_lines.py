@@ -5,8 +5,8 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from graph.context import Info
-from resolvers import batch, lines
-from resolvers.batch import Recorded
+from resolvers import lines
+from resolvers.lines import Recorded
 
 if TYPE_CHECKING:
     from graph.types.agent_task import AgentTask
