@@ -26,7 +26,7 @@ from graph.subscription import admit
 from models import db
 from permissions.tokens import principal_from_header
 from resolvers import bus
-from resolvers.errors import Unauthenticated
+from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
 

@@ -12,7 +12,7 @@ from strawberry.types import Info as StrawberryInfo
 from graph.loaders import Loaders
 from permissions.access import Access
 from permissions.principal import Principal
-from resolvers.errors import AgentlogError, Unauthenticated
+from models.errors import AgentlogError, Unauthenticated
 
 
 @dataclass

@@ -7,7 +7,7 @@ import logging
 from graphql.error import GraphQLError
 from strawberry.extensions import MaskErrors
 
-from resolvers.errors import AgentlogError
+from models.errors import AgentlogError
 
 log = logging.getLogger("agentlog.errors")
 

@@ -12,7 +12,7 @@ from graph.openapi import DOCUMENT, TRANSCRIPT_PATH
 from permissions.access import Access
 from permissions.tokens import principal_from_header
 from resolvers import settings
-from resolvers.errors import Unauthenticated
+from models.errors import Unauthenticated
 from resolvers.session_transcript import invalid_session_id, session_transcript
 
 

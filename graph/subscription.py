@@ -17,7 +17,7 @@ from graph.types.task_event import TaskEvent, TaskEventName
 from permissions.access import Access
 from permissions.tokens import principal_from_header
 from resolvers.bus import HUB
-from resolvers.errors import BadInput, Unauthenticated
+from models.errors import BadInput, Unauthenticated
 from resolvers.events import task_of_notice
 
 

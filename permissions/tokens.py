@@ -10,7 +10,7 @@ from functools import lru_cache
 import jwt
 
 from permissions.principal import Principal
-from resolvers.errors import Unauthenticated
+from models.errors import Unauthenticated
 
 DEV_SECRET = "agentlog-local-development-secret-change-me"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from permissions.principal import Principal
-from resolvers.errors import BadInput
+from models.errors import BadInput
 from resolvers.lines import Draft, Recorded, model_call, record, tool_call, tool_result
 
 MAX_LINES = 1000

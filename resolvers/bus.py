@@ -15,7 +15,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from resolvers.errors import AgentlogError
+from models.errors import AgentlogError
 from models import AgentTask
 from resolvers.events import TaskNotice, add_publisher, notice_of, remove_publisher
 

@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from models.chain import compact_json
-from resolvers.errors import BadInput
+from models.errors import BadInput
 
 NAME_CHARS = 200
 LINE_CHARS = 10_000

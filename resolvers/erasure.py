@@ -20,7 +20,7 @@ from permissions.access import Access
 from permissions.principal import Principal
 from permissions.table import ERASERS, ERASURE_LOG_READERS
 from resolvers import checks, sentences
-from resolvers.errors import BadInput, Forbidden, NotFound, Unauthenticated, WorkRunning
+from models.errors import BadInput, Forbidden, NotFound, Unauthenticated, WorkRunning
 from resolvers.events import publish_task
 from resolvers.tree import under_any
 from resolvers.write_path import append, lock_tree, now

@@ -11,7 +11,7 @@ from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies, TraceE
 from models.policies import CAPABILITIES
 from permissions.principal import Principal
 from resolvers import checks, lines, sentences
-from resolvers.errors import BadInput, Conflict, NotFound
+from models.errors import BadInput, Conflict, NotFound
 from resolvers.events import publish_task
 from resolvers.withheld import agent_logging, withheld_reason
 from resolvers.write_path import append, kit_write, lock_tree, now, running_task, task_of

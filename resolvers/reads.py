@@ -14,7 +14,7 @@ from models import AgentHelp, AgentTask
 from permissions.access import Access
 from permissions.table import Group, groups_of
 from resolvers import checks
-from resolvers.errors import BadInput, Forbidden
+from models.errors import BadInput, Forbidden
 from resolvers.tree import outermost, under_any
 
 MAX_PAGE = 500

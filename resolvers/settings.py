@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from resolvers.errors import BadInput
+from models.errors import BadInput
 
 
 def _flag(name: str, default: bool) -> bool:

@@ -22,7 +22,7 @@ from models import AgentTask, IdempotencyKey, TraceEvent
 from models.chain import Line, compact_json, seal
 from permissions.principal import Principal
 from resolvers import checks
-from resolvers.errors import Conflict, Forbidden, NotFound, Unauthenticated
+from models.errors import Conflict, Forbidden, NotFound, Unauthenticated
 
 
 def now() -> datetime:
