@@ -15,7 +15,6 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from tortoise import Tortoise
 
 from bench import ingest, ingest_baseline, verify
 from bench.common import (
@@ -28,7 +27,7 @@ from bench.common import (
     table,
     write_results,
 )
-from models import AgentTask, db
+from models import AgentTask
 from resolvers.verify import verify_tree
 
 WORKLOADS = ("ingest", "verify", "tree_read")
@@ -102,14 +101,10 @@ def tree_read_figure(server: str) -> Figure | None:
 async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
     figures: list[Figure] = []
     async with fresh_database(server) as url:
-        await db.open_database(url)
-        try:
-            if "ingest" in workloads:
-                figures += await ingest_figures(url)
-            if "verify" in workloads:
-                figures += await verify_figures(url)
-        finally:
-            await Tortoise.close_connections()
+        if "ingest" in workloads:
+            figures += await ingest_figures(url)
+        if "verify" in workloads:
+            figures += await verify_figures(url)
     if "tree_read" in workloads and (figure := tree_read_figure(server)) is not None:
         figures.append(figure)
     return figures

@@ -15,6 +15,9 @@ from json.encoder import encode_basestring
 from pathlib import Path
 
 import asyncpg
+from tortoise import Tortoise
+
+from models import db
 
 SERVER = os.environ.get("AGENTLOG_BENCH_SERVER", "postgres://postgres@127.0.0.1:5432")
 TENANT = "bench-shop"
@@ -23,14 +26,17 @@ RESULTS = Path(__file__).parent / "results.json"
 
 @asynccontextmanager
 async def fresh_database(server: str = SERVER) -> AsyncIterator[str]:
-    """A new, empty database for one run, dropped afterwards whatever happens."""
+    """A new database for one run, migrated and open in tortoise, dropped afterwards whatever happens."""
     name = f"agentlog_bench_{uuid.uuid4().hex[:8]}"
     admin = await asyncpg.connect(f"{server}/postgres")
     try:
         await admin.execute(f'CREATE DATABASE "{name}"')
         try:
-            yield f"{server}/{name}"
+            url = f"{server}/{name}"
+            await db.open_database(url)
+            yield url
         finally:
+            await Tortoise.close_connections()
             await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         await admin.close()

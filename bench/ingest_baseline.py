@@ -9,6 +9,7 @@ import os
 import time
 import uuid
 from datetime import datetime, timezone
+from operator import itemgetter
 from typing import Any
 
 import asyncpg
@@ -16,16 +17,20 @@ import asyncpg
 from bench.common import TENANT, raw_commit, raw_fixed, raw_line_hash
 from bench.ingest import END, LINES_PER_TREE, START, TREES, Run, steps
 from models.chain import GENESIS, compact_json
+from models.line_columns import INSERTED
 from resolvers import sentences
 
 FIGURES = (
     "model", "route_rule", "attempts", "cost_micros", "call_id", "tool", "tool_call_id", "input_tokens",
     "output_tokens", "duration_ms", "is_error",
 )
-LINE_COLUMNS = (
-    "tenant", "root_id", "seq", "kind", "task_id", "at", "summary", "payload", *FIGURES, "by_tool", "summary_salt",
-    "payload_salt", "summary_hash", "payload_hash", "prev_hash", "hash",
+MADE = (
+    "tenant", "root_id", "seq", "kind", "task_id", "at", "summary", "payload", "withheld", *FIGURES, "by_tool",
+    "summary_salt", "payload_salt", "summary_hash", "payload_hash", "prev_hash", "hash",
 )
+assert sorted(MADE) == sorted(INSERTED), "a line here is made with other columns than agentlog stores"
+as_inserted = itemgetter(*(MADE.index(column) for column in INSERTED))
+
 CALL_COLUMNS = (
     "id", "tenant", "task_id", "task_path", "turn", "agent", "model", "provider", "route_rule", "attempts",
     "input_tokens", "output_tokens", "cost_micros", "duration_ms", "at", "by_tool",
@@ -59,8 +64,8 @@ class Tree:
         fixed = raw_fixed(seq, kind, self.task, at, model, route_rule, attempts, cost, input_tokens, output_tokens,
                           tool, call_id, is_error, duration)
         hash_ = raw_line_hash(self.head, fixed, summary_hash, payload_hash)
-        self.lines.append((TENANT, self.task, seq, kind, self.task, at, summary, payload, *f, None, summary_salt,
-                           payload_salt, summary_hash, payload_hash, self.head, hash_))
+        self.lines.append(as_inserted((TENANT, self.task, seq, kind, self.task, at, summary, payload, None, *f, None,
+                                       summary_salt, payload_salt, summary_hash, payload_hash, self.head, hash_)))
         self.head = hash_
         return at
 
@@ -100,7 +105,7 @@ async def write(conn: asyncpg.Connection, index: int) -> uuid.UUID:
         await conn.execute(insert("agent_task", TASK_COLUMNS), task, TENANT, "Estimator", "EstimateRepair",
                            "REQUEST", START["about"], START["given"], "mia", "Mia", "estimator", "Estimator",
                            "RUNNING", started, task, 0, 1, str(task), 0, GENESIS)
-        await conn.executemany(insert("trace_event", LINE_COLUMNS), tree.lines)
+        await conn.executemany(insert("trace_event", INSERTED), tree.lines)
         await conn.executemany(insert("llm_call", CALL_COLUMNS), tree.calls)
         await conn.execute(
             "UPDATE agent_task SET status = 'DONE', outcome = $2, result = $3, ended_at = $4, "

@@ -24,19 +24,19 @@ from tortoise import Tortoise
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.connection import get_connection
 
+from bench.common import fresh_database
 from bench.tree_read import (
     CALL_COLUMNS,
-    LINE_COLUMNS,
     SERVER,
     TASK_COLUMNS,
     TENANT,
     Tree,
     fake_tree,
-    fresh_database,
     nested_query,
     store,
 )
 from graph.app import create_app
+from models.line_columns import INSERTED
 from permissions.tokens import issue_token
 
 DOC = Path(__file__).parent.parent / "docs" / "query-plans.md"
@@ -108,7 +108,7 @@ async def store_others(url: str, shops: int) -> None:
         for n in range(shops):
             tree = fake_tree(1000, f"shop-{n}")
             await conn.copy_records_to_table("agent_task", records=tree.tasks, columns=TASK_COLUMNS)
-            await conn.copy_records_to_table("trace_event", records=tree.lines, columns=LINE_COLUMNS)
+            await conn.copy_records_to_table("trace_event", records=tree.lines, columns=INSERTED)
             await conn.copy_records_to_table("llm_call", records=tree.calls, columns=CALL_COLUMNS)
         await conn.execute("ANALYZE")
     finally:
@@ -220,7 +220,7 @@ async def _copy(url: str, tree: Tree) -> None:
     conn = await asyncpg.connect(url)
     try:
         await conn.copy_records_to_table("agent_task", records=tree.tasks, columns=TASK_COLUMNS)
-        await conn.copy_records_to_table("trace_event", records=tree.lines, columns=LINE_COLUMNS)
+        await conn.copy_records_to_table("trace_event", records=tree.lines, columns=INSERTED)
         await conn.copy_records_to_table("llm_call", records=tree.calls, columns=CALL_COLUMNS)
     finally:
         await conn.close()

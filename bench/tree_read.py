@@ -24,21 +24,20 @@ import statistics
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import asyncpg
 import httpx
-from tortoise import Tortoise
-from tortoise.connection import get_connection
 
+from bench.common import fresh_database
 from graph.app import create_app
-from models import db
 from models.chain import GENESIS, Line, compact_json, seal
+from models.line_columns import INSERTED, inserted_row
 from permissions.tokens import issue_token
+from tests.statements import counted
 
 TENANT = "bench-shop"
 DEPTH = 5
@@ -48,11 +47,6 @@ TASK_COLUMNS = (
     "id", "tenant", "agent", "skill", "cause", "about", "trigger", "given", "requester_id", "requester_name",
     "actor_id", "actor_name", "status", "outcome", "result", "limit_micros", "started_at", "ended_at", "session",
     "parent_id", "root_id", "depth", "sequence", "path", "chain_length", "chain_head",
-)
-LINE_COLUMNS = (
-    "tenant", "root_id", "seq", "kind", "task_id", "at", "summary", "payload", "model", "route_rule", "attempts",
-    "cost_micros", "call_id", "tool", "tool_call_id", "input_tokens", "output_tokens", "duration_ms", "is_error",
-    "by_tool", "summary_salt", "payload_salt", "summary_hash", "payload_hash", "prev_hash", "hash",
 )
 CALL_COLUMNS = (
     "id", "tenant", "task_id", "task_path", "turn", "agent", "model", "provider", "route_rule", "attempts",
@@ -175,12 +169,7 @@ def fake_tree(tasks: int, tenant: str = TENANT, started: datetime | None = None)
             else:
                 line.payload = compact_json(step["payload"])
             head = seal(line, head).hash
-            tree.lines.append((
-                tenant, root.id, line.seq, kind, node.id, at, line.summary, line.payload, line.model, line.route_rule,
-                line.attempts, line.cost_micros, call_id, line.tool, line.tool_call_id, line.input_tokens,
-                line.output_tokens, line.duration_ms, line.is_error, step.get("by_tool"), line.summary_salt,
-                line.payload_salt, line.summary_hash, line.payload_hash, line.prev_hash, line.hash,
-            ))
+            tree.lines.append(inserted_row(tenant, root.id, line, call_id=call_id, by_tool=step.get("by_tool")))
         ended = begin + timedelta(milliseconds=len(STEPS))
         tree.tasks.append((
             node.id, tenant, "Estimator", "EstimateRepair", "REQUEST" if node.parent is None else "SPAWN",
@@ -204,51 +193,12 @@ async def store(url: str, tree: Tree) -> None:
         await conn.execute(
             "INSERT INTO policies VALUES ($1, '[\"Manager\"]', '[\"Auditor\"]', '[]', '[]', '[]')", TENANT)
         await conn.copy_records_to_table("agent_task", records=tree.tasks, columns=TASK_COLUMNS)
-        await conn.copy_records_to_table("trace_event", records=tree.lines, columns=LINE_COLUMNS)
+        await conn.copy_records_to_table("trace_event", records=tree.lines, columns=INSERTED)
         await conn.copy_records_to_table("llm_call", records=tree.calls, columns=CALL_COLUMNS)
         await conn.copy_records_to_table("agent_help", records=tree.helps, columns=HELP_COLUMNS)
         await conn.execute("ANALYZE")
     finally:
         await conn.close()
-
-
-@asynccontextmanager
-async def fresh_database(server: str) -> AsyncIterator[str]:
-    name = f"agentlog_bench_{uuid.uuid4().hex[:8]}"
-    admin = await asyncpg.connect(f"{server}/postgres")
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    url = f"{server}/{name}"
-    try:
-        await db.open_database(url)
-        yield url
-    finally:
-        await Tortoise.close_connections()
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
-
-
-@contextmanager
-def counting_statements() -> Iterator[list[str]]:
-    """Counts every statement sent through the tortoise connection while the block runs."""
-    cls = type(get_connection("default"))
-    names = ("execute_query", "execute_query_dict", "execute_insert", "execute_many", "execute_script")
-    originals = {name: getattr(cls, name) for name in names}
-    seen: list[str] = []
-
-    def wrap(original: Callable) -> Callable:
-        async def counted(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
-            seen.append(query)
-            return await original(self, query, *args, **kwargs)
-
-        return counted
-
-    for name, original in originals.items():
-        setattr(cls, name, wrap(original))
-    try:
-        yield seen
-    finally:
-        for name, original in originals.items():
-            setattr(cls, name, original)
 
 
 TASK_SELECTION = "id status cost { allInMicros } trace { summary kind }"
@@ -333,7 +283,7 @@ async def measure(tasks: int, runs: int, server: str = SERVER, frozen: bool = Fa
         pool = await asyncpg.create_pool(url, min_size=1, max_size=1)
         try:
             async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
-                with counting_statements() as seen:
+                with counted() as seen:
                     await agentlog_read(http, tree.root, token)
                 if frozen:
                     gc.freeze()

@@ -22,6 +22,7 @@ import asyncpg
 
 from bench.common import TENANT, raw_commit, raw_fixed, raw_line_hash
 from models.chain import GENESIS, Line, compact_json, seal
+from models.line_columns import INSERTED, SEALED, inserted_row
 
 CHAIN = 200_000
 STREAMED = 1_000_000
@@ -29,22 +30,10 @@ CHUNK = 20_000
 RUNS = 3
 ROOT = Path(__file__).resolve().parent.parent
 
-LINE_COLUMNS = (
-    "tenant", "root_id", "seq", "kind", "task_id", "at", "summary", "payload", "model", "route_rule", "attempts",
-    "cost_micros", "tool", "tool_call_id", "input_tokens", "output_tokens", "duration_ms", "is_error",
-    "summary_salt", "payload_salt", "summary_hash", "payload_hash", "prev_hash", "hash",
-)
 TASK_COLUMNS = (
     "id", "tenant", "agent", "skill", "cause", "actor_id", "status", "started_at", "root_id", "depth", "sequence",
     "path", "chain_length", "chain_head",
 )
-CHECKED_COLUMNS = (
-    "seq", "kind", "task_id", "at", "summary", "payload", "summary_salt", "payload_salt", "summary_hash",
-    "payload_hash", "prev_hash", "hash", "model", "route_rule", "attempts", "cost_micros", "input_tokens",
-    "output_tokens", "tool", "tool_call_id", "is_error", "duration_ms",
-)
-
-
 def lines(root: uuid.UUID, tasks: list[uuid.UUID], count: int) -> Iterator[Line]:
     """A long run of turns over a few tasks, each line as the kit would have sent it."""
     start = datetime(2025, 1, 1, tzinfo=timezone.utc)
@@ -79,15 +68,12 @@ async def build_chain(url: str, count: int) -> uuid.UUID:
         for line in lines(root, tasks, count):
             seal(line, head)
             head = line.hash
-            chunk.append((TENANT, root, line.seq, line.kind, uuid.UUID(line.task), line.at, line.summary, line.payload,
-                          line.model, line.route_rule, line.attempts, line.cost_micros, line.tool, line.tool_call_id,
-                          line.input_tokens, line.output_tokens, line.duration_ms, line.is_error, line.summary_salt,
-                          line.payload_salt, line.summary_hash, line.payload_hash, line.prev_hash, line.hash))
+            chunk.append(inserted_row(TENANT, root, line))
             if len(chunk) == CHUNK:
-                await conn.copy_records_to_table("trace_event", records=chunk, columns=LINE_COLUMNS)
+                await conn.copy_records_to_table("trace_event", records=chunk, columns=INSERTED)
                 chunk = []
         if chunk:
-            await conn.copy_records_to_table("trace_event", records=chunk, columns=LINE_COLUMNS)
+            await conn.copy_records_to_table("trace_event", records=chunk, columns=INSERTED)
         now = datetime.now(timezone.utc)
         await conn.copy_records_to_table("agent_task", columns=TASK_COLUMNS, records=[
             (task, TENANT, "Estimator", "EstimateRepair", "REQUEST", "estimator", "DONE", now, root,
@@ -118,7 +104,7 @@ async def agentlog_verify(root_id: uuid.UUID) -> tuple[float, int]:
 async def baseline_verify(url: str, root_id: uuid.UUID, batch: int = 5000) -> tuple[float, int]:
     """The same columns fetched with asyncpg in the same keyset batches, and the same bytes hashed with hashlib."""
     conn = await asyncpg.connect(url)
-    query = (f"SELECT {', '.join(CHECKED_COLUMNS)} FROM trace_event WHERE root_id = $1 AND seq > $2 "
+    query = (f"SELECT {', '.join(SEALED)} FROM trace_event WHERE root_id = $1 AND seq > $2 "
              "ORDER BY seq LIMIT $3")
     try:
         start = time.perf_counter()

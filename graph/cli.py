@@ -50,8 +50,14 @@ def verify(args: argparse.Namespace) -> int:
         print(f"{args.task!r} is not a task id.", file=sys.stderr)
         return 2
 
+    url = db.database_url()
+    file = db.sqlite_file(url)
+    if file is not None and not file.is_file():
+        print(f"No database at {file}; set AGENTLOG_DATABASE_URL to the server's.", file=sys.stderr)
+        return 2
+
     async def run() -> int:
-        await db.open_database(db.database_url())
+        await db.open_database(url)
         try:
             check = await verify_task(task_id)
         finally:

@@ -34,6 +34,13 @@ def database_url() -> str:
     return f"sqlite://{Path('agentlog.db').resolve()}"
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The file a `sqlite://` URL names, made absolute; None for any other database."""
+    if not url.startswith("sqlite://"):
+        return None
+    return Path(url[len("sqlite://"):].split("?", 1)[0]).resolve()
+
+
 def tortoise_config(url: str) -> dict[str, Any]:
     return {
         "connections": {"default": url},
@@ -58,12 +65,24 @@ MIGRATION_LOCK = 0x6167656E746C6F67
 
 @asynccontextmanager
 async def file_lock(path: str) -> AsyncIterator[None]:
-    with open(path, "a") as held:
+    """Holds an exclusive lock on the file at `path`, made for the purpose and removed when the block ends.
+
+    Whoever waited on a file that was removed meanwhile locks the new one instead.
+    """
+    while True:
+        held = open(path, "a")
         await asyncio.to_thread(fcntl.flock, held, fcntl.LOCK_EX)
         try:
-            yield
-        finally:
-            fcntl.flock(held, fcntl.LOCK_UN)
+            if os.fstat(held.fileno()).st_ino == os.stat(path).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        held.close()
+    try:
+        yield
+    finally:
+        os.unlink(path)
+        held.close()
 
 
 async def migrate() -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from models import AgentTask, TraceEvent
+from models.line_columns import UUID_COLUMNS
 from permissions.principal import Principal
 from resolvers import checks, sentences
 from resolvers.withheld import agent_logging, withheld_reason
@@ -127,8 +128,8 @@ async def _reload(tenant: str, rid: str) -> Recorded:
 
 def _event(row: tuple) -> TraceEvent:
     fields = dict(zip(LINE_COLUMNS, row))
-    for name in ("root_id", "task_id", "call_id"):
-        if fields[name] is not None:
+    for name in UUID_COLUMNS:
+        if fields.get(name) is not None:
             fields[name] = uuid.UUID(fields[name])
     return TraceEvent(**fields)
 

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, TypeVar
 from tortoise.connection import get_connection
 from tortoise.models import Model
 
-from models import AgentTask, TraceEvent
+from models import AgentTask, TraceEvent, line_columns
 
 R = TypeVar("R")
 
@@ -65,39 +65,13 @@ class TaskRow(NamedTuple):
     anonymised_at: datetime | None
 
 
-class LineRow(NamedTuple):
-    """A `trace_event` row. A read of some columns only gets a `line_row(columns)` of just those."""
-
-    task_id: uuid.UUID
-    seq: int
-    id: int | None = None
-    tenant: str | None = None
-    root_id: uuid.UUID | None = None
-    kind: str | None = None
-    at: datetime | None = None
-    summary: str | None = None
-    payload: str | None = None
-    withheld: str | None = None
-    model: str | None = None
-    route_rule: str | None = None
-    attempts: int | None = None
-    cost_micros: int | None = None
-    call_id: uuid.UUID | None = None
-    tool: str | None = None
-    tool_call_id: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    duration_ms: int | None = None
-    is_error: bool | None = None
-    by_tool: str | None = None
-    summary_salt: str | None = None
-    payload_salt: str | None = None
-    summary_hash: str | None = None
-    payload_hash: str | None = None
-    prev_hash: str | None = None
-    hash: str | None = None
-    erased_at: datetime | None = None
-    content_erased_at: datetime | None = None
+LINE_KEYS = ("task_id", "seq")
+LineRow = namedtuple(
+    "LineRow",
+    [*LINE_KEYS, *(c for c in line_columns.COLUMNS if c not in LINE_KEYS)],
+    defaults=[None] * (len(line_columns.COLUMNS) - len(LINE_KEYS)),
+)
+LineRow.__doc__ = "A `trace_event` row. A read of some columns only gets a `line_row(columns)` of just those."
 
 
 TASK_COLUMNS: tuple[str, ...] = TaskRow._fields

@@ -8,44 +8,49 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from tortoise.connection import get_connection
 
 from models import AgentTask, TraceEvent
 from models.chain import ChainChecker, Line, TraceCheck
+from models.line_columns import CHECKED, MARKED
 
 BATCH = 5000
-COLUMNS = (
-    "seq", "kind", "task_id", "at", "summary", "payload", "summary_salt", "payload_salt", "summary_hash",
-    "payload_hash", "prev_hash", "hash", "model", "route_rule", "attempts", "cost_micros", "input_tokens",
-    "output_tokens", "tool", "tool_call_id", "is_error", "duration_ms", "erased_at", "content_erased_at",
-)
+COLUMNS = CHECKED
 SELECT = ", ".join(f'"{c}"' for c in COLUMNS)
 PAGE = {
     "postgres": f'SELECT {SELECT} FROM "trace_event" WHERE "root_id" = $1 AND "seq" > $2 ORDER BY "seq" LIMIT $3',
     "sqlite": f'SELECT {SELECT} FROM "trace_event" WHERE "root_id" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?',
 }
+TASK = COLUMNS.index("task_id")
+MARK_AT = tuple(COLUMNS.index(column) for column in MARKED)
+SQLITE_TYPED = tuple(
+    (i, TraceEvent._meta.fields_map[column].to_python_value)
+    for i, column in enumerate(COLUMNS)
+    if column not in MARKED and TraceEvent._meta.fields_map[column].field_type in (datetime, bool)
+)
 
 
 def line_from_row(row: Sequence[Any]) -> Line:
     """A row as the driver gives it on PostgreSQL: uuids, aware datetimes and booleans already."""
-    return Line(
-        row[0], row[1], str(row[2]), row[3], row[4], row[5], row[6], row[7], row[8], row[9], row[10], row[11],
-        row[12], row[13], row[14], row[15], row[16], row[17], row[18], row[19], row[20], row[21],
-        row[22] is not None, row[23] is not None,
-    )
+    values = list(row)
+    values[TASK] = str(values[TASK])
+    for i in MARK_AT:
+        values[i] = values[i] is not None
+    return Line(*values)
 
 
 def sqlite_line_from_row(row: Sequence[Any]) -> Line:
-    """A row as SQLite gives it, its time and flag read back the way the model reads them."""
-    at = TraceEvent._meta.fields_map["at"].to_python_value(row[3])
-    is_error = None if row[20] is None else bool(row[20])
-    return Line(
-        row[0], row[1], str(row[2]).lower(), at, row[4], row[5], row[6], row[7], row[8], row[9], row[10], row[11],
-        row[12], row[13], row[14], row[15], row[16], row[17], row[18], row[19], is_error, row[21],
-        row[22] is not None, row[23] is not None,
-    )
+    """A row as SQLite gives it, its times and flags read back the way the model reads them."""
+    values = list(row)
+    for i, convert in SQLITE_TYPED:
+        values[i] = convert(values[i])
+    values[TASK] = str(values[TASK]).lower()
+    for i in MARK_AT:
+        values[i] = values[i] is not None
+    return Line(*values)
 
 
 READERS: dict[str, Callable[[Sequence[Any]], Line]] = {"postgres": line_from_row, "sqlite": sqlite_line_from_row}

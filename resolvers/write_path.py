@@ -11,6 +11,7 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from datetime import datetime, timezone
 from typing import Any
 
@@ -20,6 +21,7 @@ from tortoise.transactions import in_transaction
 
 from models import AgentTask, IdempotencyKey, TraceEvent
 from models.chain import Line, compact_json, seal
+from models.line_columns import BESIDE, FIGURES, INSERTED, SEALED_FIELDS
 from permissions.principal import Principal
 from resolvers import checks
 from models.errors import Conflict, Forbidden, NotFound, Unauthenticated
@@ -148,12 +150,6 @@ class Step:
     by_tool: str | None = None
 
 
-FIGURES = (
-    "model", "route_rule", "attempts", "cost_micros", "input_tokens", "output_tokens", "tool", "tool_call_id",
-    "is_error", "duration_ms",
-)
-
-
 def new_step(kind: str, task: str, at: datetime, summary: str | None, payload: str | None, figures: tuple,
              withheld: str | None = None, call_id: uuid.UUID | None = None, by_tool: str | None = None) -> Step:
     """A step whose line is not sealed yet; `figures` are the line's FIGURES, in that order."""
@@ -161,11 +157,15 @@ def new_step(kind: str, task: str, at: datetime, summary: str | None, payload: s
     return Step(line, withheld, call_id, by_tool)
 
 
-LINE_COLUMNS = (
-    "tenant", "root_id", "seq", "kind", "task_id", "at", "summary", "payload", "withheld", "model", "route_rule",
-    "attempts", "cost_micros", "call_id", "tool", "tool_call_id", "input_tokens", "output_tokens", "duration_ms",
-    "is_error", "by_tool", "summary_salt", "payload_salt", "summary_hash", "payload_hash", "prev_hash", "hash",
-)
+LINE_COLUMNS = INSERTED
+_sealed = attrgetter(*SEALED_FIELDS)
+_beside = attrgetter(*BESIDE)
+
+
+def stored_row(tenant: str, root_id: str, step: Step) -> tuple:
+    """A sealed step as the row LINE_COLUMNS names; ids as text."""
+    beside = tuple(str(v) if isinstance(v, uuid.UUID) else v for v in _beside(step))
+    return (tenant, root_id, *beside, *_sealed(step.line))
 
 
 COPY_FROM = 20
@@ -201,13 +201,7 @@ async def append_many(root: AgentTask, steps: list[Step], conn: Any) -> list[tup
         line.seq = seq
         seal(line, head)
         head = line.hash
-        rows.append((
-            tenant, root_id, seq, line.kind, line.task, line.at, line.summary, line.payload, step.withheld,
-            line.model, line.route_rule, line.attempts, line.cost_micros, step.call_id and str(step.call_id),
-            line.tool, line.tool_call_id, line.input_tokens, line.output_tokens, line.duration_ms, line.is_error,
-            step.by_tool, line.summary_salt, line.payload_salt, line.summary_hash, line.payload_hash,
-            line.prev_hash, line.hash,
-        ))
+        rows.append(stored_row(tenant, root_id, step))
     await insert_rows(conn, "trace_event", LINE_COLUMNS, rows)
     await move_head(root, seq, head, conn)
     return rows

@@ -4,17 +4,24 @@ import json
 import os
 import subprocess
 import sys
+import uuid
+from pathlib import Path
 
 from permissions.tokens import read_token
 from models import TraceEvent
 from tests.shop import Shop
 
 
-def agentlog(*args: str, database: str | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
+HERE = Path(__file__).resolve().parent.parent
+
+
+def agentlog(*args: str, database: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    env.pop("AGENTLOG_DATABASE_URL", None)
     if database:
         env["AGENTLOG_DATABASE_URL"] = database
-    return subprocess.run([sys.executable, "-m", "graph.cli", *args], capture_output=True, text=True, env=env, timeout=60)
+    return subprocess.run([sys.executable, "-m", "graph.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=60, cwd=cwd)
 
 
 def test_token_prints_a_token_the_server_accepts():
@@ -53,6 +60,23 @@ async def test_verify_names_the_broken_line_and_exits_one(client, database):
 
     assert out.returncode == 1
     assert json.loads(out.stdout)["brokenAt"] == 4
+
+
+def test_verify_in_a_folder_without_a_database_says_where_it_looked_and_makes_none(tmp_path):
+    out = agentlog("verify", str(uuid.uuid4()), cwd=tmp_path)
+
+    assert out.returncode == 2
+    assert str(tmp_path / "agentlog.db") in out.stderr and "AGENTLOG_DATABASE_URL" in out.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_opening_a_database_leaves_no_lock_file_beside_it(tmp_path):
+    (tmp_path / "kept.db").touch()
+
+    out = agentlog("verify", str(uuid.uuid4()), database=f"sqlite://{tmp_path / 'kept.db'}", cwd=tmp_path)
+
+    assert out.returncode == 2 and "No task" in out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.db"]
 
 
 def test_verify_refuses_what_is_not_a_task_id():

@@ -12,7 +12,7 @@ from permissions.tokens import issue_token
 from tests.servers import start_server
 
 
-async def fresh_database(test_url: str) -> tuple[str, str | None]:
+async def empty_database(test_url: str) -> tuple[str, str | None]:
     if not test_url.startswith("postgres"):
         return f"sqlite://{Path(tempfile.mkdtemp()) / 'fresh.db'}", None
     server = test_url.rsplit("/", 1)[0]
@@ -36,7 +36,7 @@ async def drop(test_url: str, name: str | None) -> None:
 
 
 async def test_two_processes_starting_at_once_migrate_once_and_both_serve(database):
-    url, name = await fresh_database(database)
+    url, name = await empty_database(database)
     started = await asyncio.gather(*(asyncio.to_thread(start_server, url) for _ in range(2)), return_exceptions=True)
     servers = [s for s in started if not isinstance(s, BaseException)]
     try:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from tortoise.connection import get_connection
 
 from permissions.tokens import issue_token
 from tests.shop import ROLES, Shop
+from tests.statements import counted
 
 TOOL_FIELDS = "name toolCallId input output isError durationMs sequence"
 TURN_FIELDS = (f"turn agent model at contentWithheld withheldReason systemPrompt messages response task {{ id }} "
@@ -217,27 +215,6 @@ async def test_a_call_with_an_id_does_not_take_another_calls_result(client):
     assert [(t["toolCallId"], t["input"], t["output"]) for t in tools] == [(None, "R-9", "found"), ("a", "EUR", 1.0)]
 
 
-@contextmanager
-def statements_counted() -> Iterator[list[str]]:
-    client = type(get_connection("default"))
-    seen: list[str] = []
-    originals = {name: getattr(client, name) for name in ("execute_query", "execute_query_dict")}
-
-    def counting(original):
-        async def run(self, query, *args, **kwargs):
-            seen.append(query)
-            return await original(self, query, *args, **kwargs)
-        return run
-
-    for name, original in originals.items():
-        setattr(client, name, counting(original))
-    try:
-        yield seen
-    finally:
-        for name, original in originals.items():
-            setattr(client, name, original)
-
-
 async def statements_to_read_transcripts(shop: Shop, children: int) -> int:
     root = (await shop.start(agent="Auditor"))["id"]
     for n in range(children):
@@ -245,7 +222,7 @@ async def statements_to_read_transcripts(shop: Shop, children: int) -> int:
         await shop.model_call(child)
     query = "{ tasks(first: 100) { edges { node { transcript { turn task { id } } " \
             "children { transcript { turn tools { name } } children { transcript { turn } } } } } } }"
-    with statements_counted() as seen:
+    with counted() as seen:
         data = await shop.client.ok(query, token=shop.person("fiona", "Finance", "Workshop", "Manager"))
     nodes = [edge["node"] for edge in data["tasks"]["edges"]]
     assert sum(len(node["transcript"]) for node in nodes) == 2 * children

@@ -5,7 +5,7 @@ from typing import Any, NewType
 import strawberry
 from strawberry.scalars import JSON
 
-MAX_LONG = 2**63 - 1
+from resolvers.checks import MAX_LONG
 
 
 def _parse_long(value: Any) -> int:
