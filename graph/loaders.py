@@ -9,7 +9,8 @@ from typing import Any
 from strawberry.dataloader import DataLoader
 
 from permissions.access import Access
-from resolvers import tree
+from resolvers import pages, tree
+from resolvers.pages import Page
 from resolvers.rows import LINE_COLUMNS, TaskRow
 
 Columns = frozenset[str]
@@ -73,8 +74,10 @@ class Loaders:
         self.steps = self._loader(tree.own_steps, tree.Steps)
         self.meter_book = tree.MeterBook()
         self.meter = self._loader(self.meter_book.load, tree.Spend)
+        self.child_count = self._loader(pages.child_counts, int)
+        self.subtree_count = self._loader(pages.subtree_counts, int)
+        self._pages: dict[tuple, Loader] = {}
         self._trace: dict[Columns, Loader] = {}
-        self._record: dict[Columns, Loader] = {}
         self._readable: dict[uuid.UUID, frozenset] = {}
         self._groups: dict[frozenset, frozenset] = {}
         self.read_down: set[uuid.UUID] = set()
@@ -91,11 +94,27 @@ class Loaders:
             self._trace[columns] = self._loader(tree.lines_of_tasks, list, columns)
         return self._trace[columns]
 
-    def record_of(self, columns: Columns = LINE_COLUMNS) -> Loader:
-        """Each tree's whole chain, keyed by root id, in seq order, holding `columns`."""
-        if columns not in self._record:
-            self._record[columns] = self._loader(tree.lines_of_trees, list, columns)
-        return self._record[columns]
+    def _paged(self, fetch: Callable[..., Awaitable[dict]], *args: Any) -> Loader:
+        key = (fetch, *args)
+        if key not in self._pages:
+            self._pages[key] = self._loader(fetch, list, *args)
+        return self._pages[key]
+
+    def children_page(self, at: Page) -> Loader:
+        """A page of each task's children, keyed by parent id."""
+        return self._paged(pages.children_page, at)
+
+    def trace_page(self, columns: Columns, at: Page) -> Loader:
+        """A page of each task's own lines, keyed by task id."""
+        return self._paged(pages.lines_page, columns, at)
+
+    def record_page(self, columns: Columns, at: Page) -> Loader:
+        """A page of each tree's chain, keyed by `pages.RecordKey`."""
+        return self._paged(pages.record_page, columns, at)
+
+    def calls_page(self, at: Page) -> Loader:
+        """A page of each task's meter rows, keyed by task id."""
+        return self._paged(pages.calls_page, at)
 
     @property
     def trace(self) -> Loader:

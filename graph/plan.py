@@ -19,11 +19,15 @@ from strawberry.types.nodes import FragmentSpread, InlineFragment, SelectedField
 from strawberry.utils.str_converters import to_snake_case
 
 from graph.loaders import Columns, Loader
+from graph.pages import record_key
 from permissions.access import ancestor_ids
 from resolvers import tree
+from resolvers.pages import MAX_FIRST, Page
 from resolvers.rows import LINE_COLUMNS, TaskRow
 
 TASK_VALUED = ("children", "subtree", "parent", "root", "lineage")
+PAGED = ("children", "subtree", "trace", "record", "calls")
+WHOLE = Page()
 METER_FIELDS = frozenset({"cost", "spentMicros", "modelCalls", "inputTokens", "outputTokens"})
 STEP_FIELDS = frozenset({"toolCalls", "turns"})
 ROOT_FIELDS = frozenset({"root", "chainLength", "chainHead"})
@@ -60,6 +64,16 @@ def line_columns(selections: Iterable[Selection]) -> Columns:
     return frozenset(columns)
 
 
+def page_of(selected: SelectedField) -> Page | None:
+    """The page a list field asks for, or None when it cannot be read ahead (bad arguments, or `after` an id)."""
+    first, after = selected.arguments.get("first"), selected.arguments.get("after")
+    if first is not None and not (isinstance(first, int) and 1 <= first <= MAX_FIRST):
+        return None
+    if after is not None and not (selected.name in ("trace", "record") and isinstance(after, int) and after >= 0):
+        return None
+    return Page(first, after)
+
+
 @dataclass
 class TaskPlan:
     """The fields a query selects on a task, with the plans of the tasks and lines it reaches from there."""
@@ -68,6 +82,7 @@ class TaskPlan:
     nested: dict[str, TaskPlan] = field(default_factory=dict)
     trace: Columns | None = None
     record: Columns | None = None
+    pages: dict[str, Page | None] = field(default_factory=dict)
 
     @classmethod
     def of(cls, selections: Iterable[Selection]) -> TaskPlan:
@@ -79,6 +94,9 @@ class TaskPlan:
         for selected in fields_of(selections):
             name = selected.name
             self.fields.add(name)
+            if name in PAGED:
+                at = page_of(selected)
+                self.pages[name] = at if self.pages.get(name, at) == at else None
             if name in TASK_VALUED:
                 self.nested.setdefault(name, TaskPlan()).add(selected.selections)
             elif name == "trace":
@@ -103,9 +121,12 @@ class TaskPlan:
     def chain(self, name: str) -> int:
         """How many levels deep `name` nests in itself: 2 for `children { children { … } }`."""
         levels, plan = 0, self
-        while name in plan.nested:
+        while name in plan.nested and plan.page(name) == WHOLE:
             levels, plan = levels + 1, plan.nested[name]
         return levels
+
+    def page(self, name: str) -> Page | None:
+        return self.pages.get(name, WHOLE)
 
 
 async def prefetch(context: Any, plan: TaskPlan, rows: Sequence[TaskRow]) -> None:
@@ -116,12 +137,12 @@ async def prefetch(context: Any, plan: TaskPlan, rows: Sequence[TaskRow]) -> Non
     """
     reached = await _reach(context, plan, list(rows))
     wanted: dict[Loader, list[Any]] = defaultdict(list)
-    records: dict[Columns, list[Any]] = defaultdict(list)
+    records: dict[tuple[Columns, Page], list[Any]] = defaultdict(list)
     for level_plan, level_rows in reached:
         _keys(context.loaders, level_plan, level_rows, wanted, records)
     await asyncio.gather(
         *(loader.fill(keys) for loader, keys in wanted.items()),
-        *(_tree_and_record(context, roots, columns) for columns, roots in records.items()),
+        *(_tree_and_record(context, roots, columns, at) for (columns, at), roots in records.items()),
     )
 
 
@@ -141,11 +162,16 @@ async def _reach(context: Any, plan: TaskPlan, rows: list[TaskRow]) -> list[tupl
 
 async def _follow(context: Any, name: str, plan: TaskPlan, rows: list[TaskRow]) -> list[TaskRow]:
     loaders = context.loaders
+    at = plan.page(name)
+    if at is None:
+        return []
     if name == "children":
+        if at != WHOLE:
+            return [row for kids in await loaders.children_page(at).get_many([r.id for r in rows]) for row in kids]
         await _read_down(context, plan, rows)
         return [row for kids in await loaders.children.get_many([r.id for r in rows]) for row in kids]
     if name == "subtree":
-        return [row for below in await loaders.subtree.get_many([r.path for r in rows]) for row in below]
+        return [row for below in await loaders.subtree.get_many([r.path for r in rows]) for row in below[: at.first]]
     found = await loaders.tasks(_above(name, rows))
     return [row for row in found if row is not None]
 
@@ -166,7 +192,11 @@ async def _read_down(context: Any, plan: TaskPlan, rows: list[TaskRow]) -> None:
 
 
 def _keys(
-    loaders: Any, plan: TaskPlan, rows: list[TaskRow], wanted: dict[Loader, list[Any]], records: dict[Columns, list[Any]]
+    loaders: Any,
+    plan: TaskPlan,
+    rows: list[TaskRow],
+    wanted: dict[Loader, list[Any]],
+    records: dict[tuple[Columns, Page], list[Any]],
 ) -> None:
     """The keys each loader reads for the fields the plan selects on these tasks."""
     ids = [row.id for row in rows]
@@ -174,22 +204,29 @@ def _keys(
         wanted[loaders.meter] += [row.path for row in rows]
     if plan.wants(STEP_FIELDS):
         wanted[loaders.steps] += ids
-    if "calls" in plan.fields:
-        wanted[loaders.calls] += ids
-    if plan.trace is not None:
-        wanted[loaders.trace_of(plan.trace)] += ids
-    if plan.record is not None:
-        records[plan.record] += [row.root_id for row in rows]
+    if "childCount" in plan.fields:
+        wanted[loaders.child_count] += ids
+    if "subtreeCount" in plan.fields:
+        wanted[loaders.subtree_count] += [row.path for row in rows]
+    if "calls" in plan.fields and (calls := plan.page("calls")) is not None:
+        wanted[loaders.calls_page(calls)] += ids
+    if plan.trace is not None and (trace := plan.page("trace")) is not None:
+        wanted[loaders.trace_page(plan.trace, trace)] += ids
+    if plan.record is not None and (record := plan.page("record")) is not None:
+        records[(plan.record, record)] += [row.root_id for row in rows]
     for name in ("root", "parent", "lineage"):
         if name in plan.fields or (name == "root" and plan.wants(ROOT_FIELDS)):
             wanted[loaders.task] += _above(name, rows)
 
 
-async def _tree_and_record(context: Any, roots: list[Any], columns: Columns) -> None:
+async def _tree_and_record(context: Any, roots: list[Any], columns: Columns, at: Page) -> None:
+    """The trees' tasks and what the caller reads of them, then a page of each tree's chain in one batch."""
     loaders = context.loaders
-    await asyncio.gather(loaders.tree.fill(roots), loaders.record_of(columns).fill(roots))
+    await loaders.tree.fill(roots)
     trees = await loaders.tree.get_many(dict.fromkeys(roots))
     await loaders.readable(context.access, [row for tree in trees for row in tree])
+    keys = [await record_key(context, root) for root in dict.fromkeys(roots)]
+    await loaders.record_page(columns, at).fill(keys)
 
 
 def _unique(rows: list[TaskRow]) -> list[TaskRow]:

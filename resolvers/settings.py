@@ -42,3 +42,7 @@ def max_aliases() -> int:
 
 def max_tokens() -> int:
     return _number("AGENTLOG_MAX_TOKENS", 10000)
+
+
+def max_list_rows() -> int:
+    return _number("AGENTLOG_MAX_LIST_ROWS", 100_000)

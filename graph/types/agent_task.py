@@ -10,6 +10,7 @@ import strawberry
 import models
 from graph.context import Info
 from graph.guard import guarded
+from graph import pages
 from graph.lazy import Views, lazy_view
 from graph.plan import TaskPlan
 from graph.types.cost import Cost
@@ -19,6 +20,7 @@ from graph.types.scalars import JSON, Long
 from graph.types.trace_event import TraceEvent, content_access
 from permissions.access import ancestor_ids
 from permissions.table import Group
+from resolvers.pages import capped, seq_page
 from resolvers.rows import LINE_COLUMNS, TaskRow
 from resolvers.transcript import turns_of
 
@@ -88,15 +90,35 @@ class AgentTask:
         rows = await info.context.loaders.tasks(ancestor_ids(self.row.path)[:-1])
         return await task_views(info, [r for r in rows if r is not None], self.below("lineage"))
 
-    @guarded(F, "The tasks it handed on, in sequence order.")
-    async def children(self, info: Info) -> list[AgentTask]:
-        rows = await info.context.loaders.children.get(self.row.id)
-        return await task_views(info, rows, self.below("children"))
+    @guarded(F, "The tasks it handed on, in sequence order; a page of them past `after` (a child's id) with `first`.")
+    async def children(
+        self, info: Info, first: int | None = None, after: strawberry.ID | None = None
+    ) -> list[AgentTask]:
+        at = await pages.children_page(info.context, self.row, first, after)
+        if at.first is None and at.after is None:
+            rows = await info.context.loaders.children.get(self.row.id)
+        else:
+            rows = await info.context.loaders.children_page(at).get(self.row.id)
+        return await task_views(info, capped("children", rows, at), self.below("children"))
 
-    @guarded(F, "Everything under it, not itself, depth first in sequence order.")
-    async def subtree(self, info: Info) -> list[AgentTask]:
+    @guarded(
+        F,
+        "Everything under it, not itself, depth first in sequence order; a page of it past `after` (the id of a "
+        "task under it) with `first`.",
+    )
+    async def subtree(
+        self, info: Info, first: int | None = None, after: strawberry.ID | None = None
+    ) -> list[AgentTask]:
         rows = await info.context.loaders.subtree.get(self.row.path)
-        return await task_views(info, rows, self.below("subtree"))
+        return await task_views(info, pages.subtree_slice(rows, first, after), self.below("subtree"))
+
+    @guarded(F, "How many tasks it handed on.")
+    async def child_count(self, info: Info) -> int | None:
+        return await info.context.loaders.child_count.get(self.row.id)
+
+    @guarded(F, "How many tasks lie under it, not itself.")
+    async def subtree_count(self, info: Info) -> int | None:
+        return await info.context.loaders.subtree_count.get(self.row.path)
 
     @guarded(F, "What it cost on its own and all in (it and everything under it), summed from the meter.")
     async def cost(self, info: Info) -> Cost:
@@ -126,29 +148,36 @@ class AgentTask:
     async def turns(self, info: Info) -> int:
         return (await info.context.loaders.steps.get(self.row.id)).turns
 
-    @guarded(F, "Its meter rows.")
+    @guarded(F, "Its meter rows, oldest first; a page of them past `after` (a meter row's id) with `first`.")
     async def calls(
-        self, info: Info
+        self, info: Info, first: int | None = None, after: strawberry.ID | None = None
     ) -> list[Annotated["LlmCall", strawberry.lazy("graph.types.llm_call")]]:
         from graph.types.llm_call import call_view
 
-        return [call_view(c) for c in await info.context.loaders.calls.get(self.row.id)]
+        at = await pages.calls_page(info.context, self.row, first, after)
+        rows = await info.context.loaders.calls_page(at).get(self.row.id)
+        return [call_view(c) for c in capped("calls", rows, at)]
 
-    @guarded(F, "Its own lines, in seq order.")
-    async def trace(self, info: Info) -> list[TraceEvent]:
+    @guarded(F, "Its own lines, in seq order; a page of them, those with seq above `after`, with `first`.")
+    async def trace(self, info: Info, first: int | None = None, after: int | None = None) -> list[TraceEvent]:
+        at = seq_page("trace", first, after)
         columns = self.plan.trace if self.plan and self.plan.trace is not None else LINE_COLUMNS
-        lines = await info.context.loaders.trace_of(columns).get(self.row.id)
+        lines = capped("trace", await info.context.loaders.trace_page(columns, at).get(self.row.id), at)
         groups = self.groups
         return Views(LineView, lines, lambda _: groups)  # type: ignore[return-value]
 
-    @guarded(F, "The tree's whole chain, in seq order: the lines of the tasks the caller may read.")
-    async def record(self, info: Info) -> list[TraceEvent]:
+    @guarded(
+        F,
+        "The tree's whole chain, in seq order: the lines of the tasks the caller may read; a page of them, those "
+        "with seq above `after`, with `first`.",
+    )
+    async def record(self, info: Info, first: int | None = None, after: int | None = None) -> list[TraceEvent]:
+        at = seq_page("record", first, after)
         columns = self.plan.record if self.plan and self.plan.record is not None else LINE_COLUMNS
-        tasks = await info.context.loaders.tree.get(self.row.root_id)
-        groups = await info.context.loaders.readable(info.context.access, tasks)
-        lines = await info.context.loaders.record_of(columns).get(self.row.root_id)
-        readable = [line for line in lines if groups.get(line.task_id)]
-        return Views(LineView, readable, lambda line: groups[line.task_id])  # type: ignore[return-value]
+        key = await pages.record_key(info.context, self.row.root_id)
+        groups = await info.context.loaders.readable(info.context.access, await info.context.loaders.tree.get(key[0]))
+        lines = capped("record", await info.context.loaders.record_page(columns, at).get(key), at)
+        return Views(LineView, lines, lambda line: groups[line.task_id])  # type: ignore[return-value]
 
     @guarded(
         Group.TRANSCRIPT,
