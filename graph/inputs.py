@@ -122,7 +122,12 @@ class ModelCallLineInput:
     model: str
     input_tokens: Long
     output_tokens: Long
-    cost_micros: Long
+    cost_micros: Long | None = strawberry.field(
+        default=None, description="What the call cost; omitted, it is priced from the tenant's price table."
+    )
+    cached_input_tokens: Long | None = strawberry.field(
+        default=None, description="Of inputTokens, how many were read from the provider's cache."
+    )
     provider: str | None = None
     route_rule: str | None = None
     attempts: int = 1

@@ -22,13 +22,14 @@ from graph.erasure import ErasureMutation, ErasureQuery
 from graph.errors import ErrorCodes
 from graph.execution import TreeExecution, direct_resolvers
 from graph.mutation import KitMutation
+from graph.prices import PriceMutation, PriceQuery
 from graph.query import Query
 from graph.subscription import Subscription
 from graph.types.scalars import SCALARS
 from resolvers import settings
 
-QUERIES: tuple[type, ...] = (Query, ErasureQuery)
-MUTATIONS: tuple[type, ...] = (KitMutation, BatchMutation, ErasureMutation)
+QUERIES: tuple[type, ...] = (Query, ErasureQuery, PriceQuery)
+MUTATIONS: tuple[type, ...] = (KitMutation, BatchMutation, ErasureMutation, PriceMutation)
 
 
 def query_limits(depth: int, aliases: int, tokens: int) -> list:

@@ -3,6 +3,8 @@ from models.erasure import ErasureRecord
 from models.help import AgentHelp
 from models.idempotency import IdempotencyKey
 from models.llm_call import LlmCall
+from models.model_price import ModelPrice
+from models.otlp_span import OtlpSpan
 from models.policies import TenantPolicies
 from models.task import AgentTask
 from models.trace_event import TraceEvent
@@ -13,6 +15,8 @@ __all__ = [
     "ErasureRecord",
     "IdempotencyKey",
     "LlmCall",
+    "ModelPrice",
+    "OtlpSpan",
     "RegisteredAgent",
     "TenantPolicies",
     "TraceEvent",

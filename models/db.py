@@ -21,6 +21,8 @@ MODEL_MODULES = [
     "models.help",
     "models.idempotency",
     "models.llm_call",
+    "models.model_price",
+    "models.otlp_span",
     "models.policies",
     "models.task",
     "models.trace_event",

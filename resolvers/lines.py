@@ -9,12 +9,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from models import AgentTask, TraceEvent
 from models.line_columns import UUID_COLUMNS
 from permissions.principal import Principal
-from resolvers import checks, sentences
+from resolvers import checks, prices, sentences
 from resolvers.withheld import agent_logging, withheld_reason
 from resolvers.write_path import (
     LINE_COLUMNS,
@@ -58,6 +59,7 @@ def model_call(data: dict[str, Any], at: str = "") -> Draft:
     attempts = checks.count(f"{at}attempts", 1 if data.get("attempts") is None else data["attempts"], least=1)
     input_tokens = checks.count(f"{at}inputTokens", data.get("input_tokens"))
     output_tokens = checks.count(f"{at}outputTokens", data.get("output_tokens"))
+    cached_input_tokens = checks.count(f"{at}cachedInputTokens", data.get("cached_input_tokens"))
     cost = checks.count(f"{at}costMicros", data.get("cost_micros"))
     duration = checks.count(f"{at}durationMs", data.get("duration_ms"))
     by_tool = checks.name(f"{at}byTool", data.get("by_tool"))
@@ -74,10 +76,12 @@ def model_call(data: dict[str, Any], at: str = "") -> Draft:
     call = {
         "model": model, "provider": provider, "route_rule": route_rule, "attempts": attempts,
         "input_tokens": input_tokens, "output_tokens": output_tokens, "cost_micros": cost, "duration_ms": duration,
+        "cached_input_tokens": cached_input_tokens, "cost_source": prices.KIT, "response": content["response"],
     }
+    priced_later = cost is None
     return Draft(
         kind="MODEL_CALL",
-        summary=summary or sentences.model_call(model, route_rule, cost, content["response"], by_tool),
+        summary=summary or (None if priced_later else sentences.model_call(model, route_rule, cost, content["response"], by_tool)),
         payload=payload,
         figures=(model, route_rule, attempts, cost, input_tokens, output_tokens, None, None, None, duration),
         by_tool=by_tool,
@@ -116,8 +120,26 @@ def tool_result(data: dict[str, Any], at: str = "") -> Draft:
 
 CALL_COLUMNS = (
     "id", "tenant", "task_id", "task_path", "turn", "agent", "model", "provider", "route_rule", "attempts",
-    "input_tokens", "output_tokens", "cost_micros", "duration_ms", "at", "by_tool",
+    "input_tokens", "output_tokens", "cost_micros", "duration_ms", "at", "by_tool", "cost_source",
+    "cached_input_tokens",
 )
+
+
+async def price_drafts(tenant: str, drafts: list[Draft], at: datetime, conn: Any) -> None:
+    """Model calls sent without a cost are priced from the tenant's table as of `at`; a cost sent always wins."""
+    unpriced = [d for d in drafts if d.call is not None and d.call["cost_micros"] is None]
+    if not unpriced:
+        return
+    usages = [
+        prices.Usage(c["model"], c["provider"], c["input_tokens"], c["output_tokens"], c["cached_input_tokens"], at)
+        for c in (d.call for d in unpriced)
+    ]
+    for d, (cost, source) in zip(unpriced, await prices.price_all(tenant, usages, conn)):
+        c = d.call
+        c["cost_micros"], c["cost_source"] = cost, source
+        d.figures = d.figures[:3] + (cost,) + d.figures[4:]
+        if d.summary is None:
+            d.summary = sentences.model_call(c["model"], c["route_rule"], cost, c["response"], d.by_tool)
 
 
 async def _reload(tenant: str, rid: str) -> Recorded:
@@ -168,6 +190,7 @@ async def record(
         turn = await _next_turn(task, conn) if any(d.call and d.by_tool is None for d in checked) else 0
         every_line = withheld_reason(logging)
         task_id = str(task.id)
+        await price_drafts(kit.tenant, checked, now(), conn)
         steps, calls = [], []
         for d in checked:
             at = now()
@@ -179,7 +202,8 @@ async def record(
                 calls.append((
                     str(call_id), kit.tenant, task_id, task.path, None if d.by_tool else turn, task.agent,
                     c["model"], c["provider"], c["route_rule"], c["attempts"], c["input_tokens"],
-                    c["output_tokens"], c["cost_micros"], c["duration_ms"], at, d.by_tool,
+                    c["output_tokens"], c["cost_micros"], c["duration_ms"], at, d.by_tool, c["cost_source"],
+                    c["cached_input_tokens"],
                 ))
                 turn += d.by_tool is None
             payload = None if reason else d.payload

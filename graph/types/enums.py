@@ -51,3 +51,10 @@ class AgentLogging(Enum):
 class ToolEffect(Enum):
     QUERY = "QUERY"
     CHANGE = "CHANGE"
+
+
+@strawberry.enum(description="Where a model call's cost came from.")
+class CostSource(Enum):
+    KIT = "KIT"
+    PRICE_TABLE = "PRICE_TABLE"
+    UNPRICED = "UNPRICED"

@@ -7,6 +7,7 @@ import strawberry
 
 import models
 from graph.context import Info
+from graph.types.enums import CostSource
 from graph.types.scalars import Long
 
 if TYPE_CHECKING:
@@ -27,6 +28,10 @@ class LlmCall:
     input_tokens: Long
     output_tokens: Long
     cost_micros: Long
+    cost_source: CostSource = strawberry.field(
+        description="KIT (sent with the call), PRICE_TABLE (priced from the tenant's table) or UNPRICED (cost 0)."
+    )
+    cached_input_tokens: Long | None
     duration_ms: int | None
     at: datetime
     by_tool: str | None
@@ -54,6 +59,8 @@ def call_view(row: models.LlmCall) -> LlmCall:
         input_tokens=row.input_tokens,
         output_tokens=row.output_tokens,
         cost_micros=row.cost_micros,
+        cost_source=CostSource(row.cost_source),
+        cached_input_tokens=row.cached_input_tokens,
         duration_ms=row.duration_ms,
         at=row.at,
         by_tool=row.by_tool,
