@@ -1,0 +1,37 @@
+"""agentlog-kit: record AI agents' work in agentlog — receipts, batched lines, retries — over its GraphQL API."""
+
+from agentlog_kit.async_kit import AsyncKit, AsyncTask, AsyncTaskScope, AsyncToolCall
+from agentlog_kit.errors import (
+    AgentlogError,
+    BadInput,
+    Conflict,
+    Forbidden,
+    Internal,
+    NotFound,
+    Unauthenticated,
+    Unavailable,
+    WorkRunning,
+)
+from agentlog_kit.sync_kit import Kit, Task, TaskScope, ToolCall
+from agentlog_kit.types import (
+    Agent,
+    EndFields,
+    Help,
+    ModelCallFields,
+    Policies,
+    PriceFields,
+    Principal,
+    PrincipalDict,
+    TaskFields,
+    TaskStatus,
+    ToolCallFields,
+    ToolResultFields,
+)
+from agentlog_kit.wire import Retry
+
+__all__ = [
+    "Agent", "AgentlogError", "AsyncKit", "AsyncTask", "AsyncTaskScope", "AsyncToolCall", "BadInput", "Conflict",
+    "EndFields", "Forbidden", "Help", "Internal", "Kit", "ModelCallFields", "NotFound", "Policies", "PriceFields",
+    "Principal", "PrincipalDict", "Retry", "Task", "TaskFields", "TaskScope", "TaskStatus", "ToolCall",
+    "ToolCallFields", "ToolResultFields", "Unauthenticated", "Unavailable", "WorkRunning",
+]

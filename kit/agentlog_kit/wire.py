@@ -1,0 +1,103 @@
+"""The GraphQL wire: one mutation per call, each sent until it is answered, with backoff and jitter."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from agentlog_kit.errors import BadInput, Internal, Unauthenticated, Unavailable, from_graphql
+
+RETRIED_STATUS = {502, 503, 504}
+CAMEL = re.compile(r"_([a-z])")
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Up to `attempts` sends of one call; before each resend a random pause of up to
+    `first_delay * 2**n` seconds (full jitter), never more than `max_delay`."""
+
+    attempts: int = 6
+    first_delay: float = 0.1
+    max_delay: float = 5.0
+
+    def pause(self, resend: int) -> float:
+        return random.uniform(0, min(self.max_delay, self.first_delay * 2**resend))
+
+
+def camel(name: str) -> str:
+    return CAMEL.sub(lambda found: found.group(1).upper(), name)
+
+
+def graphql_input(fields: dict[str, Any]) -> dict[str, Any]:
+    """snake_case keyword arguments as the GraphQL input object; arguments left as None are not sent."""
+    return {camel(name): value for name, value in fields.items() if value is not None}
+
+
+def endpoint(url: str) -> str:
+    url = url.rstrip("/")
+    return url if url.endswith("/graphql") else url + "/graphql"
+
+
+class Wire:
+    def __init__(self, url: str, token: str, retry: Retry, timeout: float,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.retry = retry
+        self.http = httpx.AsyncClient(
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+            timeout=timeout, transport=transport,
+        )
+        self.url = endpoint(url)
+
+    async def mutate(self, mutation: str, input_type: str, input: dict[str, Any], select: str) -> Any:
+        query = f"mutation($input: {input_type}!) {{ {mutation}(input: $input) {{ {select} }} }}"
+        data = await self.send({"query": query, "variables": {"input": input}})
+        return data[mutation]
+
+    async def send(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The answer's `data`. Transport errors, 502/503/504 and `UNAVAILABLE` are sent again, the same bytes
+        each time (so the same idempotency key); anything else the server refuses is raised at once."""
+        try:
+            content = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+        except (TypeError, ValueError) as exc:
+            raise BadInput(f"input: a value is not JSON ({exc}).", field="input") from exc
+        last: Exception | None = None
+        for resend in range(self.retry.attempts):
+            if resend:
+                await asyncio.sleep(self.retry.pause(resend - 1))
+            try:
+                response = await self.http.post(self.url, content=content)
+            except httpx.TransportError as exc:
+                last = exc
+                continue
+            try:
+                return self.answer(response)
+            except Unavailable as exc:
+                last = exc
+        raise Unavailable(f"agentlog at {self.url} did not answer after {self.retry.attempts} attempts: {last}") from last
+
+    def answer(self, response: httpx.Response) -> dict[str, Any]:
+        if response.status_code in RETRIED_STATUS:
+            raise Unavailable(f"the server answered HTTP {response.status_code}.")
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if isinstance(body, dict) and body.get("errors"):
+            raise from_graphql(body["errors"][0])
+        if response.status_code == 401:
+            raise Unauthenticated("the server refused the token (HTTP 401).")
+        if response.status_code == 413:
+            raise BadInput("the request is larger than the server takes (HTTP 413).")
+        if response.status_code != 200 or not isinstance(body, dict) or not isinstance(body.get("data"), dict):
+            raise Internal(f"the server answered HTTP {response.status_code}: {response.text[:300]}")
+        return body["data"]
+
+    async def close(self) -> None:
+        await self.http.aclose()
+

@@ -1,0 +1,147 @@
+"""What the kit client sends, seen through httpx.MockTransport: idempotency keys, retries, prices, and
+the optional cost of a model call."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from agentlog_kit import AsyncKit, BadInput, Retry, Unavailable
+
+FAST = Retry(attempts=4, first_delay=0.001, max_delay=0.01)
+SHAPES = {"__schema": {"mutationType": {"fields": [
+    {"name": "setModelPrice", "args": [{"name": "input", "type": {
+        "kind": "NON_NULL", "name": None, "ofType": {"kind": "INPUT_OBJECT", "name": "ModelPriceInput"}}}],
+     "type": {"kind": "NON_NULL", "name": None, "ofType": {"kind": "OBJECT", "name": "ModelPrice"}}},
+]}}}
+
+
+class Server:
+    """Answers each mutation as agentlog would, after the failures it is told to give first."""
+
+    def __init__(self, failures: list[Any] | None = None) -> None:
+        self.failures = list(failures or [])
+        self.bodies: list[dict[str, Any]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        self.bodies.append(body)
+        if self.failures:
+            failure = self.failures.pop(0)
+            if isinstance(failure, Exception):
+                raise failure
+            return failure
+        query = body["query"]
+        if "__schema" in query:
+            return httpx.Response(200, json={"data": SHAPES})
+        name = query.split("{", 2)[1].split("(")[0].strip()
+        answers = {"startTask": {"id": "7c0b2a4e-0000-4000-8000-000000000001"}, "recordLines": {"lastSeq": 3},
+                   "endTask": {"id": "7c0b2a4e-0000-4000-8000-000000000001"},
+                   "setModelPrice": {"__typename": "ModelPrice"},
+                   "registerAgent": {"name": "Estimator", "purpose": None, "roles": [], "transcriptReaders": [],
+                                     "logging": "FULL"}}
+        return httpx.Response(200, json={"data": {name: answers[name]}})
+
+    def inputs(self, mutation: str) -> list[dict[str, Any]]:
+        return [body["variables"]["input"] for body in self.bodies if f"{mutation}(" in body["query"]]
+
+
+def kit_on(server: Server) -> AsyncKit:
+    return AsyncKit("http://agentlog.test", "kit-token", retry=FAST, transport=httpx.MockTransport(server))
+
+
+UNAVAILABLE = httpx.Response(200, json={"data": None, "errors": [
+    {"message": "The database cannot be reached; try again.", "extensions": {"code": "UNAVAILABLE"}}]})
+
+
+async def test_every_write_carries_a_key_of_its_own():
+    server = Server()
+    async with kit_on(server) as kit:
+        await kit.register_agent("Estimator")
+        async with kit.task("Estimator", "EstimateRepair") as t:
+            await t.model_call("Everyday", input_tokens=1, output_tokens=1, cost_micros=1)
+    keys = [body["variables"]["input"]["idempotencyKey"] for body in server.bodies]
+    assert len(keys) == 4 and len(set(keys)) == 4
+    assert [body["query"].split("{", 2)[1].split("(")[0].strip() for body in server.bodies] == [
+        "registerAgent", "startTask", "recordLines", "endTask"]
+
+
+@pytest.mark.parametrize("failure", [
+    httpx.Response(503, text="the database is away"),
+    UNAVAILABLE,
+    httpx.ConnectError("connection refused"),
+    httpx.ReadError("connection reset by peer"),
+])
+async def test_transport_errors_and_unavailable_are_sent_again_with_the_same_key(failure):
+    server = Server([failure, failure])
+    async with kit_on(server) as kit:
+        agent = await kit.register_agent("Estimator")
+    assert agent.name == "Estimator"
+    assert len(server.bodies) == 3 and server.bodies[0] == server.bodies[1] == server.bodies[2]
+
+
+async def test_after_the_last_attempt_the_call_raises_unavailable_and_keeps_the_lines():
+    server = Server([])
+    async with kit_on(server) as kit:
+        t = await kit.start_task("Estimator", "EstimateRepair")
+        await t.model_call("Everyday", input_tokens=1, output_tokens=1, cost_micros=1)
+        server.failures = [httpx.Response(503)] * FAST.attempts
+        with pytest.raises(Unavailable) as away:
+            await t.flush()
+        assert away.value.code == "UNAVAILABLE"
+        await t.end()
+    batches = server.inputs("recordLines")
+    assert len(batches) == FAST.attempts + 1 and all(batch == batches[0] for batch in batches)
+
+
+async def test_a_refusal_is_raised_at_once_without_a_retry():
+    refusal = httpx.Response(200, json={"data": None, "errors": [
+        {"message": "agent: 'Nobody' is not registered; call registerAgent first.",
+         "extensions": {"code": "BAD_INPUT"}}]})
+    server = Server([refusal])
+    async with kit_on(server) as kit:
+        with pytest.raises(BadInput) as refused:
+            await kit.start_task("Nobody", "Anything")
+    assert refused.value.field == "agent" and len(server.bodies) == 1
+
+
+async def test_set_model_price_sends_the_price_in_the_servers_input_type():
+    server = Server()
+    async with kit_on(server) as kit:
+        await kit.set_model_price("Everyday", provider="scripted", input_micros_per_million=150_000,
+                                  output_micros_per_million=600_000, cached_input_micros_per_million=75_000,
+                                  effective_from="2026-12-01T00:00:00Z")
+    sent = server.bodies[-1]
+    assert "mutation($input: ModelPriceInput!) { setModelPrice(input: $input) { __typename } }" == sent["query"]
+    price = dict(sent["variables"]["input"])
+    assert price.pop("idempotencyKey")
+    assert price == {"provider": "scripted", "inputMicrosPerMillion": 150_000, "outputMicrosPerMillion": 600_000,
+                     "cachedInputMicrosPerMillion": 75_000, "effectiveFrom": "2026-12-01T00:00:00Z",
+                     "model": "Everyday"}
+
+
+async def test_a_model_call_without_a_cost_leaves_the_price_to_the_server():
+    server = Server()
+    async with kit_on(server) as kit:
+        async with kit.task("Estimator", "EstimateRepair") as t:
+            await t.model_call("Everyday", input_tokens=120, output_tokens=30)
+            await t.model_call("Everyday", input_tokens=120, output_tokens=30, cost_micros=210)
+    lines = server.inputs("recordLines")[0]["lines"]
+    assert lines == [{"modelCall": {"model": "Everyday", "inputTokens": 120, "outputTokens": 30}},
+                     {"modelCall": {"model": "Everyday", "inputTokens": 120, "outputTokens": 30,
+                                    "costMicros": 210}}]
+
+
+async def test_a_principal_is_an_id_or_an_id_and_a_name():
+    server = Server()
+    async with kit_on(server) as kit:
+        async with kit.task("Estimator", "EstimateRepair", requester={"id": "mia", "name": "Mia"}):
+            pass
+        async with kit.task("Estimator", "EstimateRepair", actor="estimator-account", requester="mia"):
+            pass
+    first, second = server.inputs("startTask")
+    assert first["requester"] == {"id": "mia", "name": "Mia"} and first["actor"] == {"id": "Estimator"}
+    assert second["requester"] == {"id": "mia"} and second["actor"] == {"id": "estimator-account"}
