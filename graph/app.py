@@ -1,5 +1,5 @@
 """The ASGI app: GraphQL at /graphql (GraphiQL on GET, subscriptions over graphql-transport-ws), the REST
-session transcript and its /openapi.json, health at /healthz."""
+session transcript and its /openapi.json, the inspector at /inspect, health at /healthz."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
@@ -19,7 +19,7 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 from tortoise.contrib.starlette import RegisterTortoise
 
-from graph import rest
+from graph import inspector, rest
 from graph.context import Context
 from graph.schema import build_schema
 from graph.subscription import admit
@@ -32,6 +32,9 @@ log = logging.getLogger("agentlog")
 
 
 class AgentlogGraphQL(GraphQL):
+    async def render_graphql_ide(self, request: Any) -> HTMLResponse:
+        return inspector.GRAPHIQL.response()
+
     async def get_context(self, request: Any, response: Any = None) -> Context:
         if isinstance(request, WebSocket):
             return Context(request=request, response=response, principal=None)
@@ -86,5 +89,6 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
         Route("/graphql", graphql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", graphql),
         *rest.ROUTES,
+        *inspector.ROUTES,
     ]
     return Starlette(routes=routes, lifespan=lifespan)

@@ -76,3 +76,16 @@ async def event_bus(dialect):
 
     async with bus.running(dialect):
         yield bus.HUB
+
+
+@pytest.fixture(scope="session")
+async def browser():
+    """Debian's Chromium, headless; Playwright downloads no browser here."""
+    from playwright.async_api import async_playwright
+
+    from tests.browser import CHROMIUM
+
+    async with async_playwright() as p:
+        chromium = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        await chromium.close()

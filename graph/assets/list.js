@@ -1,0 +1,89 @@
+// /inspect: the tasks the viewer can see, newest first, a page at a time, with the filters of `tasks`.
+// The filters live in the address (a plain GET form), so a filtered list can be bookmarked and shared.
+import { h } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import htm from "htm";
+import { filterFields, taskList } from "./queries.js";
+import { Budget, Status, Time, duration } from "./format.js";
+
+const html = htm.bind(h);
+const TEXT = ["search", "agent", "skill", "requester", "session"];
+const STATUSES = ["RUNNING", "DONE", "FAILED", "STOPPED"];
+
+function filterFromAddress(params, known) {
+  const filter = {};
+  for (const name of TEXT) if (params.get(name) && known.has(name)) filter[name] = params.get(name);
+  if (params.get("status")) filter.status = params.get("status");
+  if (params.get("rootsOnly")) filter.rootsOnly = true;
+  for (const name of ["startedAfter", "startedBefore"]) {
+    if (params.get(name)) filter[name] = new Date(params.get(name)).toISOString();
+  }
+  return filter;
+}
+
+function Filters({ params, known }) {
+  const text = (name, label) => known.has(name) && html`<label>${label}
+    <input name=${name} type=${name === "search" ? "search" : "text"} value=${params.get(name) || ""} /></label>`;
+  return html`<form class="filters" method="get" action="/inspect" role="search" aria-label="Filter tasks">
+    ${text("search", "Words")} ${text("agent", "Agent")} ${text("skill", "Skill")}
+    <label>Status <select name="status">
+      <option value="">any</option>
+      ${STATUSES.map((s) => html`<option value=${s} selected=${params.get("status") === s}>${s.toLowerCase()}</option>`)}
+    </select></label>
+    ${text("requester", "Requested by (id)")} ${text("session", "Session")}
+    <label>Started after <input name="startedAfter" type="datetime-local" value=${params.get("startedAfter") || ""} /></label>
+    <label>Started before <input name="startedBefore" type="datetime-local" value=${params.get("startedBefore") || ""} /></label>
+    <label class="check"><input name="rootsOnly" type="checkbox" value="1" checked=${!!params.get("rootsOnly")} /> Only whole pieces of work (no sub-tasks)</label>
+    <button type="submit">Filter</button> <a href="/inspect">Clear</a>
+  </form>`;
+}
+
+function Row({ task }) {
+  return html`<tr data-testid="task-row">
+    <td><${Time} iso=${task.startedAt} /></td>
+    <td><a href=${`/inspect/${task.id}`}>${task.agent} · ${task.skill}</a></td>
+    <td>${task.about ?? html`<span class="none">not shown to your role</span>`}</td>
+    <td><${Status} status=${task.status} /></td>
+    <td>${duration(task.startedAt, task.endedAt)}</td>
+    <td><${Budget} task=${task} /></td>
+  </tr>`;
+}
+
+export function TaskList() {
+  const params = new URLSearchParams(location.search);
+  const [state, setState] = useState({ loading: true, known: new Set() });
+  useEffect(() => {
+    (async () => {
+      try {
+        const known = await filterFields();
+        const page = await taskList(filterFromAddress(params, known), params.get("after"));
+        setState({ known, page });
+      } catch (error) {
+        setState({ known: new Set(), error: error.message });
+      }
+    })();
+  }, []);
+
+  const next = new URLSearchParams(params);
+  if (state.page) next.set("after", state.page.pageInfo.endCursor || "");
+  const first = new URLSearchParams(params);
+  first.delete("after");
+  return html`<main>
+    <h1>Tasks</h1>
+    <${Filters} params=${params} known=${state.known} />
+    ${state.loading && html`<p class="loading">Loading tasks…</p>`}
+    ${state.error && html`<p class="problem" role="alert">${state.error}</p>`}
+    ${state.page && (state.page.edges.length === 0
+      ? html`<p class="empty">No tasks you may see${params.toString() ? " match these filters" : ""}.</p>`
+      : html`<table class="tasks">
+          <caption>Newest first${params.get("after") ? " (a later page)" : ""}</caption>
+          <thead><tr><th scope="col">Started</th><th scope="col">Agent · skill</th><th scope="col">About</th>
+            <th scope="col">Status</th><th scope="col">Took</th><th scope="col">Cost</th></tr></thead>
+          <tbody>${state.page.edges.map((e) => html`<${Row} key=${e.node.id} task=${e.node} />`)}</tbody>
+        </table>`)}
+    <nav class="pages" aria-label="Pages">
+      ${params.get("after") && html`<a href=${`/inspect?${first}`}>First page</a>`}
+      ${state.page && state.page.pageInfo.hasNextPage && html`<a href=${`/inspect?${next}`} rel="next">Next page</a>`}
+    </nav>
+  </main>`;
+}

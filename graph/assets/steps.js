@@ -1,0 +1,121 @@
+// The steps of the record in order, as a virtualised list: only the rows in view are in the page, so a record of
+// any length scrolls smoothly. Arrows, Page Up/Down, Home and End move between steps; the chosen one is shown whole.
+import { h } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import htm from "htm";
+import { Money, Time } from "./format.js";
+
+const html = htm.bind(h);
+export const ROW = 84;
+const SPARE = 6;
+
+const KINDS = {
+  STARTED: "Started", MODEL_CALL: "Model call", TOOL_CALL: "Tool call", TOOL_RESULT: "Tool result",
+  ASKED_FOR_HELP: "Asked for help", SENT_BACK: "Answer sent back", ENDED: "Ended", ERASED: "Erasure",
+};
+
+export function Reason({ step }) {
+  const words = {
+    DENIED: () => "Content not shown to your role.",
+    WITHHELD: () => "Content never recorded: the agent records figures only, recording was off, or the call was marked redacted.",
+    ERASED: () => html`Content erased on <${Time} iso=${step.contentErasedAt} />.`,
+  }[step.contentAccess];
+  return html`<span class="reason" data-testid="content-reason">${words ? words() : "No content."}</span>`;
+}
+
+function pretty(payload) {
+  try {
+    return JSON.stringify(JSON.parse(payload), null, 2);
+  } catch {
+    return payload;
+  }
+}
+
+function Sentence({ step }) {
+  if (step.erasedAt) return html`<span class="reason">Sentence erased on <${Time} iso=${step.erasedAt} />.</span>`;
+  if (step.summary === null) return html`<span class="reason">Sentence not shown to your role.</span>`;
+  return step.summary;
+}
+
+function Content({ step, whole }) {
+  if (step.contentAccess !== "SHOWN") return html`<${Reason} step=${step} />`;
+  if (!step.payload) return html`<span class="reason">No content.</span>`;
+  return whole
+    ? html`<pre data-testid="step-content">${pretty(step.payload)}</pre>`
+    : html`<code data-testid="step-content">${step.payload}</code>`;
+}
+
+function Row({ step, index, total, taskId, broken, chosen, onChoose }) {
+  const other = step.task && step.task.id !== taskId;
+  return html`<li id=${`line-${step.seq}`} data-testid="step" data-seq=${step.seq} tabindex=${chosen ? 0 : -1}
+      class=${`step${broken ? " broken" : ""}${chosen ? " chosen" : ""}`} style=${{ top: `${index * ROW}px` }}
+      aria-posinset=${index + 1} aria-setsize=${total} aria-current=${chosen ? "true" : undefined}
+      onClick=${() => onChoose(index)}>
+    <div class="step-head">
+      <span class="seq">${step.seq}</span>
+      <strong>${KINDS[step.kind] || step.kind}</strong>
+      ${step.tool && html`<span>${step.tool}</span>`}
+      ${step.model && html`<span>${step.model}</span>`}
+      <${Time} iso=${step.at} />
+      ${step.costMicros !== null && html`<${Money} micros=${step.costMicros} />`}
+      ${step.durationMs !== null && html`<span>${step.durationMs} ms</span>`}
+      ${step.isError && html`<span class="status status-failed">error</span>`}
+      ${other && html`<a href=${`/inspect/${step.task.id}`}>${step.task.agent} · ${step.task.skill}</a>`}
+      ${broken && html`<span class="status status-failed">broken here</span>`}
+    </div>
+    <p class="sentence"><${Sentence} step=${step} /></p>
+    <p class="content"><${Content} step=${step} /></p>
+  </li>`;
+}
+
+export function Steps({ steps, taskId, brokenAt, goTo }) {
+  const box = useRef(null);
+  const [top, setTop] = useState(0);
+  const [height, setHeight] = useState(480);
+  const [chosen, setChosen] = useState(null);
+
+  const choose = (index, focus) => {
+    if (index < 0 || index >= steps.length) return;
+    setChosen(index);
+    const el = box.current;
+    if (index * ROW < el.scrollTop || (index + 1) * ROW > el.scrollTop + el.clientHeight) {
+      el.scrollTop = Math.max(0, index * ROW - el.clientHeight / 3);
+      setTop(el.scrollTop);
+    }
+    if (focus) requestAnimationFrame(() => document.getElementById(`line-${steps[index].seq}`)?.focus());
+  };
+
+  useEffect(() => { setHeight(box.current.clientHeight); }, []);
+  useEffect(() => {
+    if (goTo === null || goTo === undefined) return;
+    const index = steps.findIndex((s) => s.seq === goTo.seq);
+    if (index >= 0) choose(index, true);
+  }, [goTo]);
+
+  const onKeyDown = (event) => {
+    const at = chosen ?? -1;
+    const to = { ArrowDown: at + 1, ArrowUp: at - 1, PageDown: at + 10, PageUp: at - 10, Home: 0, End: steps.length - 1 }[event.key];
+    if (to === undefined) return;
+    event.preventDefault();
+    choose(Math.max(0, Math.min(steps.length - 1, to)), true);
+  };
+
+  const first = Math.max(0, Math.floor(top / ROW) - SPARE);
+  const last = Math.min(steps.length, Math.ceil((top + height) / ROW) + SPARE);
+  const step = chosen !== null ? steps[chosen] : null;
+  return html`
+    <div class="steps-box" ref=${box} onScroll=${(e) => setTop(e.currentTarget.scrollTop)}
+        tabindex=${chosen === null ? 0 : -1} onKeyDown=${onKeyDown} aria-label="Steps, in order">
+      <ol class="steps" style=${{ height: `${steps.length * ROW}px` }}>
+        ${steps.slice(first, last).map((s, i) => html`<${Row} key=${s.seq} step=${s} index=${first + i}
+          total=${steps.length} taskId=${taskId} broken=${s.seq === brokenAt} chosen=${first + i === chosen}
+          onChoose=${(index) => choose(index, true)} />`)}
+      </ol>
+    </div>
+    ${step && html`<section class="step-whole" aria-live="polite" aria-label=${`Step ${step.seq}`}>
+      <h3>Step ${step.seq}: ${KINDS[step.kind] || step.kind}</h3>
+      <p><${Sentence} step=${step} /></p>
+      <${Content} step=${step} whole=${true} />
+      <p class="hash">Line hash <code>${step.hash}</code></p>
+    </section>`}`;
+}
