@@ -9,7 +9,7 @@ from typing import Any
 from strawberry.dataloader import DataLoader
 
 from permissions.access import Access
-from resolvers import tree
+from resolvers import checkpoints, tree
 from resolvers.rows import LINE_COLUMNS, TaskRow
 
 Columns = frozenset[str]
@@ -73,6 +73,7 @@ class Loaders:
         self.steps = self._loader(tree.own_steps, tree.Steps)
         self.meter_book = tree.MeterBook()
         self.meter = self._loader(self.meter_book.load, tree.Spend)
+        self.checkpoint = self._loader(checkpoints.latest, lambda: None)
         self._trace: dict[Columns, Loader] = {}
         self._record: dict[Columns, Loader] = {}
         self._readable: dict[uuid.UUID, frozenset] = {}
