@@ -19,13 +19,13 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 from tortoise.contrib.starlette import RegisterTortoise
 
-from graph import inspector, rest
+from graph import export_route, inspector, rest
 from graph.context import Context
 from graph.schema import build_schema
 from graph.subscription import admit
 from models import db
 from permissions.tokens import principal_from_header
-from resolvers import bus
+from resolvers import bus, signing
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
@@ -79,6 +79,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
     async def lifespan(app: Starlette):
         async with RegisterTortoise(app, config=db.tortoise_config(url), _create_db=create_database):
             await db.migrate()
+            log.info("checkpoints are signed by %s", signing.verifier_key())
             log.info("agentlog is keeping its record in the %s", describe_url(url))
             gc.freeze()
             async with bus.running(db.dialect()):
@@ -90,5 +91,6 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
         WebSocketRoute("/graphql", graphql),
         *rest.ROUTES,
         *inspector.ROUTES,
+        *export_route.ROUTES,
     ]
     return Starlette(routes=routes, lifespan=lifespan)

@@ -1,4 +1,4 @@
-"""The `agentlog` command: serve, token, verify, schema."""
+"""The `agentlog` command: serve, token, verify, export, schema."""
 
 from __future__ import annotations
 
@@ -44,6 +44,13 @@ def verify(args: argparse.Namespace) -> int:
 
     from resolvers.verify import verify_task
 
+    if args.file is not None:
+        from graph.offline import verify_file
+
+        return verify_file(args.file, args.key, args.witness, args.json)
+    if args.task is None:
+        print("Give a task id, or --file EXPORT.", file=sys.stderr)
+        return 2
     try:
         task_id = uuid.UUID(args.task)
     except ValueError:
@@ -74,6 +81,12 @@ def verify(args: argparse.Namespace) -> int:
     return asyncio.run(run())
 
 
+def export(args: argparse.Namespace) -> int:
+    from graph.offline import export_task
+
+    return export_task(args.task, args.out)
+
+
 def schema(args: argparse.Namespace) -> int:
     from graph.schema import export
 
@@ -99,9 +112,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kit", action="store_true", help="a kit token, which writes the record")
     p.set_defaults(run=token)
 
-    p = commands.add_parser("verify", help="walk a task's tree's chain; exit 1 when it is broken")
-    p.add_argument("task")
+    p = commands.add_parser("verify", help="walk a task's tree's chain, or an export file; exit 1 when it is broken")
+    p.add_argument("task", nargs="?")
+    p.add_argument("--file", help="an export file to verify offline, with no server or database")
+    p.add_argument("--key", help="the verifier key (as checkpointKey answers it), or a file holding it")
+    p.add_argument("--witness", action="append", default=[], metavar="NOTE",
+                   help="a file holding a checkpoint a witness kept; may be given more than once")
+    p.add_argument("--json", action="store_true", help="print the verdict as one JSON object")
     p.set_defaults(run=verify)
+
+    p = commands.add_parser("export", help="write a task's tree's whole record as JSON Lines, from the database")
+    p.add_argument("task")
+    p.add_argument("--out", help="the file to write (default: standard output)")
+    p.set_defaults(run=export)
 
     p = commands.add_parser("schema", help="print the GraphQL schema")
     p.set_defaults(run=schema)

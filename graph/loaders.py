@@ -9,7 +9,7 @@ from typing import Any
 from strawberry.dataloader import DataLoader
 
 from permissions.access import Access
-from resolvers import pages, tree
+from resolvers import checkpoints, pages, tree
 from resolvers.pages import Page
 from resolvers.rows import LINE_COLUMNS, TaskRow
 
@@ -77,6 +77,7 @@ class Loaders:
         self.child_count = self._loader(pages.child_counts, int)
         self.subtree_count = self._loader(pages.subtree_counts, int)
         self._pages: dict[tuple, Loader] = {}
+        self.checkpoint = self._loader(checkpoints.latest, lambda: None)
         self._trace: dict[Columns, Loader] = {}
         self._readable: dict[uuid.UUID, frozenset] = {}
         self._groups: dict[frozenset, frozenset] = {}

@@ -10,7 +10,7 @@ from graph.types.agent_task import AgentTask, task_view, task_views
 from graph.types.connection import AgentTaskConnection, AgentTaskEdge, PageInfo
 from graph.types.trace_check import TraceCheck
 from graph.types.viewer import Viewer
-from resolvers import reads
+from resolvers import reads, signing
 from resolvers.verify import verify_task
 
 
@@ -50,6 +50,10 @@ class Query:
         if row is None:
             return None
         return TraceCheck.of(await verify_task(row.id))
+
+    @strawberry.field(description="The C2SP verifier key that checks every checkpoint this server signs; public.")
+    def checkpoint_key(self) -> str:
+        return signing.verifier_key()
 
     @strawberry.field(description="One help request, or null when it does not exist for the caller.")
     async def agent_help(self, info: Info, id: strawberry.ID) -> AgentHelp | None:

@@ -1,4 +1,5 @@
 from models.agent import RegisteredAgent
+from models.checkpoint import SignedCheckpoint
 from models.erasure import ErasureRecord
 from models.help import AgentHelp
 from models.idempotency import IdempotencyKey
@@ -18,6 +19,7 @@ __all__ = [
     "ModelPrice",
     "OtlpSpan",
     "RegisteredAgent",
+    "SignedCheckpoint",
     "TenantPolicies",
     "TraceEvent",
 ]

@@ -17,6 +17,7 @@ from tortoise.migrations.executor import MigrationExecutor
 APP = "agentlog"
 MODEL_MODULES = [
     "models.agent",
+    "models.checkpoint",
     "models.erasure",
     "models.help",
     "models.idempotency",

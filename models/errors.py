@@ -31,3 +31,7 @@ class WorkRunning(AgentlogError):
 
 class Conflict(AgentlogError):
     code = "CONFLICT"
+
+
+class CheckpointRefused(Exception):
+    """A signature that would take a tree's checkpoint back, or fork it: the append rolls back, masked as INTERNAL."""

@@ -24,6 +24,7 @@ from models.chain import Line, compact_json, seal
 from models.line_columns import BESIDE, FIGURES, INSERTED, SEALED_FIELDS
 from permissions.principal import Principal
 from resolvers import checks
+from resolvers.checkpoints import sign_head
 from models.errors import Conflict, Forbidden, NotFound, Unauthenticated
 
 
@@ -190,7 +191,8 @@ async def insert_rows(conn: Any, table: str, columns: tuple[str, ...], rows: lis
 
 
 async def append_many(root: AgentTask, steps: list[Step], conn: Any) -> list[tuple]:
-    """Seals the lines in order after the tree's head, stores them in one statement and moves the head once.
+    """Seals the lines in order after the tree's head, stores them in one statement, moves the head once and
+    signs it.
 
     Returns the rows as stored, in LINE_COLUMNS order."""
     head, seq, tenant, root_id = root.chain_head, root.chain_length, root.tenant, str(root.id)
@@ -204,6 +206,7 @@ async def append_many(root: AgentTask, steps: list[Step], conn: Any) -> list[tup
         rows.append(stored_row(tenant, root_id, step))
     await insert_rows(conn, "trace_event", LINE_COLUMNS, rows)
     await move_head(root, seq, head, conn)
+    await sign_head(root, conn)
     return rows
 
 

@@ -15,7 +15,12 @@ from tortoise.connection import get_connection
 from graph.app import create_app
 from models import db
 from tests.shop import Client
+from models.note import new_signer
 
+if not os.environ.get("AGENTLOG_SIGNING_KEY"):
+    _key = Path(tempfile.mkdtemp()) / "signing.key"
+    _key.write_text(new_signer("agentlog-test").key + "\n")
+    os.environ["AGENTLOG_SIGNING_KEY"] = str(_key)
 
 def _test_url() -> str:
     url = os.environ.get("AGENTLOG_TEST_DATABASE_URL", "sqlite")

@@ -75,6 +75,13 @@ class AgentTask:
     async def chain_head(self, info: Info) -> str | None:
         return (await _root_row(self, info)).chain_head
 
+    @guarded(F, "On a root: the tree's latest signed checkpoint, a C2SP signed note over chainLength and "
+                "chainHead; null below the root.")
+    async def checkpoint(self, info: Info) -> str | None:
+        if self.row.root_id != self.row.id:
+            return None
+        return await info.context.loaders.checkpoint.get(self.row.id)
+
     @guarded(F, "The task it was handed on from.")
     async def parent(self, info: Info) -> AgentTask | None:
         if self.row.parent_id is None:
