@@ -1,5 +1,6 @@
 """The ASGI app: GraphQL at /graphql (GraphiQL on GET, subscriptions over graphql-transport-ws), the REST
-session transcript and its /openapi.json, the inspector at /inspect, health at /healthz."""
+session transcript and its /openapi.json, the inspector at /inspect, the export at /export, health at
+/healthz, metrics at /metrics."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
@@ -25,7 +27,8 @@ from graph.schema import build_schema
 from graph.subscription import admit
 from models import db
 from permissions.tokens import principal_from_header
-from resolvers import bus, signing
+from graph.request_log import RequestLog
+from resolvers import bus, metrics, signing
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
@@ -59,6 +62,10 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse({"status": "ok"})
 
 
+async def metrics_text(request: Request) -> Response:
+    return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)
+
+
 def describe_url(url: str) -> str:
     if url.startswith("sqlite"):
         return f"embedded SQLite at {url.split('://', 1)[1]}"
@@ -87,10 +94,11 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
 
     routes = [
         Route("/healthz", healthz),
+        Route("/metrics", metrics_text),
         Route("/graphql", graphql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", graphql),
         *rest.ROUTES,
         *inspector.ROUTES,
         *export_route.ROUTES,
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(RequestLog)])

@@ -8,7 +8,9 @@ import json
 import logging
 import os
 import sys
+import tempfile
 import uuid
+from pathlib import Path
 
 from models import db
 
@@ -16,7 +18,19 @@ from models import db
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from resolvers import settings
+
+    refused = settings.problems()
+    if refused:
+        print("\n".join(refused), file=sys.stderr)
+        return 2
+    if args.workers > 1:
+        share_metrics()
+    from graph import logs
+
+    logs.configure(settings.log_format(), settings.log_level())
+    for name in settings.unknown():
+        logging.getLogger("agentlog").warning("%s names no setting of agentlog; it is ignored.", name)
     if not os.environ.get("AGENTLOG_JWT_SECRET"):
         logging.getLogger("agentlog").warning(
             "AGENTLOG_JWT_SECRET is not set: tokens are signed with a development key anyone can know."
@@ -26,8 +40,25 @@ def serve(args: argparse.Namespace) -> int:
             "%d workers share one SQLite file: writers queue on its lock; use PostgreSQL for several processes.",
             args.workers,
         )
-    uvicorn.run("graph.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
-                log_level="info")
+    uvicorn.run("graph.serving:served_app", factory=True, host=args.host, port=args.port, workers=args.workers,
+                log_config=None, access_log=False)
+    return 0
+
+
+def share_metrics() -> None:
+    """Server processes keep their metrics in one folder, emptied first, so each scrape answers all of them.
+
+    Set before prometheus-client is first imported, as its multiprocess mode requires."""
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or tempfile.mkdtemp(prefix="agentlog-metrics-")
+    for left in Path(folder).glob("*.db"):
+        left.unlink()
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
+
+
+def settings_reference(args: argparse.Namespace) -> int:
+    from resolvers.settings import reference
+
+    sys.stdout.write(reference())
     return 0
 
 
@@ -128,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
 
     p = commands.add_parser("schema", help="print the GraphQL schema")
     p.set_defaults(run=schema)
+
+    p = commands.add_parser("settings", help="print the table of AGENTLOG_* settings, as in the README")
+    p.set_defaults(run=settings_reference)
 
     args = parser.parse_args(argv)
     return args.run(args)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from strawberry.types import Info as StrawberryInfo
 
 from graph.loaders import Loaders
+from graph.request_log import request_id
 from permissions.access import Access
 from permissions.principal import Principal
 from models.errors import AgentlogError, Unauthenticated
@@ -21,7 +21,7 @@ class Context:
     response: Any
     principal: Principal | None
     auth_error: AgentlogError | None = None
-    request_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    request_id: str = field(default_factory=request_id)
     connection_params: dict[str, Any] | None = None
     expires_at: datetime | None = None
 

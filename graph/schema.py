@@ -24,6 +24,7 @@ from graph.execution import TreeExecution, direct_resolvers
 from graph.mutation import KitMutation
 from graph.prices import PriceMutation, PriceQuery
 from graph.query import Query
+from graph.request_log import RequestOutcome
 from graph.subscription import Subscription
 from graph.types.scalars import SCALARS
 from resolvers import settings
@@ -75,7 +76,7 @@ def build_schema() -> strawberry.Schema:
         query=merge_types("Query", QUERIES),
         mutation=merge_types("Mutation", MUTATIONS),
         subscription=Subscription,
-        extensions=[*limits, *document_caches(), ErrorCodes],
+        extensions=[RequestOutcome, *limits, *document_caches(), ErrorCodes],
         config=StrawberryConfig(scalar_map=SCALARS),
         execution_context_class=TreeExecution,
     )

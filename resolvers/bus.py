@@ -11,15 +11,13 @@ slow or gone subscriber costs a write nothing and never misses an event without 
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from models.errors import AgentlogError
 from models import AgentTask
+from resolvers import settings
 from resolvers.events import TaskNotice, add_publisher, notice_of, remove_publisher
-
-DEFAULT_QUEUE = 256
 
 
 class FellBehind(AgentlogError):
@@ -31,8 +29,7 @@ class FeedLost(AgentlogError):
 
 
 def queue_size() -> int:
-    raw = os.environ.get("AGENTLOG_SUBSCRIBER_QUEUE", "").strip()
-    return max(1, int(raw)) if raw else DEFAULT_QUEUE
+    return settings.subscriber_queue()
 
 
 class Feed:

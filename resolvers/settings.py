@@ -1,48 +1,189 @@
-"""Server settings read from the environment each time they are needed."""
+"""Server settings: every AGENTLOG_* variable, parsed and checked by one class.
+
+A setting is one field of `Settings`; the README's configuration table is generated from these fields
+(`agentlog settings`). `serve` checks them all before it starts (`problems()`); the functions below read
+the values of the environment as it is now, parsed once per distinct environment.
+"""
 
 from __future__ import annotations
 
 import os
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from models.errors import BadInput
 
-
-def _flag(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    return raw.strip().lower() not in {"0", "false", "no", "off"}
+PREFIX = "AGENTLOG_"
+DATABASE_SCHEMES = ("sqlite://", "postgres://", "postgresql://", "asyncpg://")
 
 
-def _number(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
+def setting(default: Any, meaning: str, shown: str | None = None, **checks: Any) -> Any:
+    """A field whose README row says `meaning`, with `shown` in place of a default that is not a literal."""
+    return Field(default, description=meaning, json_schema_extra={"shown": shown} if shown else None, **checks)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=PREFIX, env_ignore_empty=True)
+
+    database_url: str | None = setting(
+        None,
+        "`sqlite:///absolute/path.db`, `sqlite://relative.db` or `postgres://user@host:port/db`; tables are "
+        "created and migrated on start",
+        shown="`sqlite://$PWD/agentlog.db`",
+    )
+    jwt_secret: SecretStr | None = setting(
+        None, "HS256 key for bearer tokens (use 32 bytes or more)", shown="a development key"
+    )
+    record_content: bool = setting(True, "`false` stores no content at all (turns say `RECORDING_OFF`)")
+    transcript_row_cap: int = setting(5000, "rows in one session transcript before `truncated: true`", ge=1)
+    max_query_depth: int = setting(20, "deeper queries are refused before they run", ge=1)
+    max_aliases: int = setting(50, "queries with more aliases are refused", ge=1)
+    max_tokens: int = setting(10000, "longer queries are refused", ge=1)
+    max_list_rows: int = setting(
+        100_000,
+        "a list below a task asked for without `first` answers up to this many rows; past it, `BAD_INPUT` "
+        "saying to page",
+        ge=1,
+    )
+    signing_key: str | None = setting(
+        None,
+        "a file holding the checkpoint signing key: a C2SP private key (`PRIVATE+KEY+name+hash+key`) or a "
+        "32-byte Ed25519 seed (raw or 64 hex digits, signing as `agentlog`). Several hosts sharing one "
+        "database must be given the same file",
+        shown="`$PWD/agentlog-signing.key`, made on first start",
+    )
+    subscriber_queue: int = setting(
+        256, "events waiting for one subscriber before it is disconnected with `FELL_BEHIND`", ge=1
+    )
+    log_format: Literal["text", "json"] = setting("text", "`text`, or `json` for one JSON object per log line")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = setting("INFO", "the least severe level logged")
+    metrics_tenant_label: bool = setting(
+        False, "`true` labels `agentlog_lines_appended_total` by tenant (one series per tenant)"
+    )
+    idempotency_days: int = setting(7, "days an idempotency key is remembered", ge=1)
+    retention_sweep_s: int = setting(
+        3600, "seconds between two sweeps that forget work past its tenant's `retainDays`", ge=1
+    )
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, url: str | None) -> str | None:
+        if url is not None and not url.startswith(DATABASE_SCHEMES):
+            raise ValueError(f"a URL starting with {', '.join(DATABASE_SCHEMES)}")
+        return url
+
+
+def variable(name: str) -> str:
+    return PREFIX + name.upper()
+
+
+VARIABLES = tuple(variable(name) for name in Settings.model_fields)
+_parsed: dict[tuple[str | None, ...], Settings] = {}
+
+
+def _explain(error: dict[str, Any]) -> str:
+    name = variable(str(error["loc"][0]))
+    value = "(hidden)" if name == variable("jwt_secret") else repr(os.environ.get(name))
+    said = error["msg"].removeprefix("Value error, ")
+    if not said.lower().startswith("input should"):
+        said = f"it should be {said}"
+    return f"{name}={value} is refused: {said[0].lower()}{said[1:]}."
+
+
+def problems() -> list[str]:
+    """One line per variable whose value is refused, naming it, its value and what it should be."""
     try:
-        return int(raw)
-    except ValueError as exc:
-        raise BadInput(f"{name} must be a whole number, not {raw!r}.") from exc
+        Settings()
+    except ValidationError as exc:
+        return [_explain(error) for error in exc.errors()]
+    return []
+
+
+def unknown() -> list[str]:
+    """AGENTLOG_* variables that name no setting (a misspelt one is otherwise silently ignored)."""
+    return sorted(name for name in os.environ if name.startswith(PREFIX) and name not in VARIABLES)
+
+
+def current() -> Settings:
+    """The settings of the environment as it is now; a refused value is BAD_INPUT for whoever needs it."""
+    key = tuple(map(os.environ.get, VARIABLES))
+    found = _parsed.get(key)
+    if found is None:
+        found = _parse()
+        if len(_parsed) > 64:
+            _parsed.clear()
+        _parsed[key] = found
+    return found
+
+
+def _parse() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise BadInput(_explain(exc.errors()[0])) from exc
+
+
+def _shown(field: Any) -> str:
+    extra = field.json_schema_extra or {}
+    if "shown" in extra:
+        return extra["shown"]
+    default = field.default
+    return f"`{str(default).lower() if isinstance(default, bool) else default}`"
+
+
+def reference() -> str:
+    """The README's configuration table."""
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        rows.append(f"| `{variable(name)}` | {_shown(field)} | {field.description} |")
+    return "\n".join(rows) + "\n"
 
 
 def record_content() -> bool:
-    return _flag("AGENTLOG_RECORD_CONTENT", True)
+    return current().record_content
 
 
 def transcript_row_cap() -> int:
-    return _number("AGENTLOG_TRANSCRIPT_ROW_CAP", 5000)
+    return current().transcript_row_cap
 
 
 def max_depth() -> int:
-    return _number("AGENTLOG_MAX_QUERY_DEPTH", 20)
+    return current().max_query_depth
 
 
 def max_aliases() -> int:
-    return _number("AGENTLOG_MAX_ALIASES", 50)
+    return current().max_aliases
 
 
 def max_tokens() -> int:
-    return _number("AGENTLOG_MAX_TOKENS", 10000)
+    return current().max_tokens
 
 
 def max_list_rows() -> int:
-    return _number("AGENTLOG_MAX_LIST_ROWS", 100_000)
+    return current().max_list_rows
+
+
+def subscriber_queue() -> int:
+    return current().subscriber_queue
+
+
+def log_format() -> str:
+    return current().log_format
+
+
+def log_level() -> str:
+    return current().log_level
+
+
+def metrics_tenant_label() -> bool:
+    return current().metrics_tenant_label
+
+
+def idempotency_days() -> int:
+    return current().idempotency_days
+
+
+def retention_sweep_s() -> int:
+    return current().retention_sweep_s

@@ -3,7 +3,7 @@ from tortoise.migrations import operations as ops
 
 
 class Migration(migrations.Migration):
-    dependencies = [('agentlog', '0004_llm_call_turn_index')]
+    dependencies = [('agentlog', '0007_prices_and_otlp_spans')]
 
     initial = False
 

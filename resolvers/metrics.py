@@ -1,0 +1,76 @@
+"""The server's Prometheus metrics, and what counts them.
+
+Under `agentlog serve --workers N` (N > 1) every process writes its values to PROMETHEUS_MULTIPROC_DIR and a
+scrape of any one of them answers the sum over all of them (prometheus-client's multiprocess mode); gauges
+add up the processes alive.
+"""
+
+from __future__ import annotations
+
+import os
+
+from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest, multiprocess
+from tortoise.connection import get_connection
+
+from resolvers import settings
+
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+
+REQUESTS = Counter(
+    "agentlog_requests", "Requests answered, by operation and outcome code.", ["operation", "outcome"]
+)
+LATENCY = Histogram(
+    "agentlog_request_duration_seconds", "Time from a request's arrival to its answer, by operation.", ["operation"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+LINES = Counter(
+    "agentlog_lines_appended",
+    "Lines appended to the record; labelled by tenant only with AGENTLOG_METRICS_TENANT_LABEL, else tenant=\"\".",
+    ["tenant"],
+)
+OTLP_SPANS = Counter("agentlog_otlp_spans", "OTLP spans received, taken or rejected.", ["outcome"])
+VERIFY_FAILURES = Counter("agentlog_verify_failures", "Chains found broken by verifyTrace or agentlog verify.")
+SUBSCRIBERS = Gauge(
+    "agentlog_subscribers", "Live taskEvents subscriptions.", multiprocess_mode="livesum"
+)
+POOL_IN_USE = Gauge(
+    "agentlog_db_pool_in_use", "PostgreSQL connections of the pool lent out (0 on SQLite).",
+    multiprocess_mode="livesum",
+)
+
+
+def answered(operation: str, outcome: str, seconds: float) -> None:
+    REQUESTS.labels(operation, outcome).inc()
+    LATENCY.labels(operation).observe(seconds)
+
+
+def lines_appended(tenant: str, count: int) -> None:
+    LINES.labels(tenant if settings.metrics_tenant_label() else "").inc(count)
+
+
+def otlp_spans(taken: int, rejected: int) -> None:
+    """For the OTLP receiver: the spans of one export request it recorded and those it rejected."""
+    OTLP_SPANS.labels("taken").inc(taken)
+    OTLP_SPANS.labels("rejected").inc(rejected)
+
+
+def verify_failed() -> None:
+    VERIFY_FAILURES.inc()
+
+
+def pool_in_use() -> int:
+    try:
+        pool = getattr(get_connection("default"), "_pool", None)
+    except Exception:
+        return 0
+    return 0 if pool is None else pool.get_size() - pool.get_idle_size()
+
+
+def exposition() -> bytes:
+    """The metrics in the Prometheus text format: this process's, or all processes' in multiprocess mode."""
+    POOL_IN_USE.set(pool_in_use())
+    if os.environ.get(MULTIPROCESS_DIR):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return generate_latest(registry)
+    return generate_latest(REGISTRY)

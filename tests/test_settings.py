@@ -1,0 +1,77 @@
+"""Every AGENTLOG_* setting is checked before the server starts, and the README lists each one as it is."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from resolvers import settings
+
+REPO = Path(__file__).resolve().parent.parent
+
+BAD = [
+    ("AGENTLOG_MAX_TOKENS", "ten", "valid integer"),
+    ("AGENTLOG_TRANSCRIPT_ROW_CAP", "0", "greater than or equal to 1"),
+    ("AGENTLOG_RECORD_CONTENT", "maybe", "valid boolean"),
+    ("AGENTLOG_LOG_FORMAT", "xml", "'text' or 'json'"),
+    ("AGENTLOG_DATABASE_URL", "mysql://db/agentlog", "a URL starting with sqlite://"),
+]
+
+
+def serve(env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "graph.cli", "serve", "--port", "0"], cwd=REPO, capture_output=True, text=True,
+        env={**os.environ, **env}, timeout=60,
+    )
+
+
+@pytest.mark.parametrize(("variable", "value", "should"), BAD)
+def test_a_bad_value_stops_serve_with_one_line_naming_it(variable, value, should):
+    out = serve({variable: value})
+
+    assert out.returncode == 2
+    line = out.stderr.strip()
+    assert line.startswith(f"{variable}={value!r} is refused: ") and should in line and "\n" not in line
+
+
+def test_every_bad_value_is_named_at_once():
+    out = serve({"AGENTLOG_MAX_ALIASES": "-1", "AGENTLOG_LOG_LEVEL": "LOUD"})
+
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert [line.split("=", 1)[0] for line in lines] == ["AGENTLOG_MAX_ALIASES", "AGENTLOG_LOG_LEVEL"]
+
+
+def test_the_secret_is_never_printed():
+    out = serve({"AGENTLOG_JWT_SECRET": "s3cret-value", "AGENTLOG_MAX_TOKENS": "x"})
+
+    assert out.returncode == 2 and "s3cret-value" not in out.stderr + out.stdout
+
+
+def test_the_settings_read_the_environment_as_it_is_now(monkeypatch):
+    monkeypatch.setenv("AGENTLOG_TRANSCRIPT_ROW_CAP", "12")
+    assert settings.transcript_row_cap() == 12
+    monkeypatch.delenv("AGENTLOG_TRANSCRIPT_ROW_CAP")
+    assert settings.transcript_row_cap() == 5000
+
+
+def test_a_bad_value_met_while_serving_is_bad_input(monkeypatch):
+    from models.errors import BadInput
+
+    monkeypatch.setenv("AGENTLOG_MAX_TOKENS", "lots")
+    with pytest.raises(BadInput, match="AGENTLOG_MAX_TOKENS='lots'"):
+        settings.max_tokens()
+
+
+def test_the_readme_lists_every_setting_as_the_settings_class_defines_it():
+    readme = (REPO / "README.md").read_text()
+
+    assert settings.reference() in readme, "run `agentlog settings` and paste its table into the README"
+
+
+def test_the_settings_command_prints_the_table():
+    out = subprocess.run([sys.executable, "-m", "graph.cli", "settings"], cwd=REPO, capture_output=True, text=True)
+
+    assert out.stdout == settings.reference()
