@@ -22,6 +22,7 @@ from graph.erasure import ErasureMutation, ErasureQuery
 from graph.errors import ErrorCodes
 from graph.execution import TreeExecution, direct_resolvers
 from graph.mutation import KitMutation
+from graph.nul import RefuseNul
 from graph.query import Query
 from graph.subscription import Subscription
 from graph.types.scalars import SCALARS
@@ -74,7 +75,7 @@ def build_schema() -> strawberry.Schema:
         query=merge_types("Query", QUERIES),
         mutation=merge_types("Mutation", MUTATIONS),
         subscription=Subscription,
-        extensions=[*limits, *document_caches(), ErrorCodes],
+        extensions=[*limits, *document_caches(), RefuseNul, ErrorCodes],
         config=StrawberryConfig(scalar_map=SCALARS),
         execution_context_class=TreeExecution,
     )
