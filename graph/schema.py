@@ -23,6 +23,7 @@ from graph.errors import ErrorCodes
 from graph.execution import TreeExecution, direct_resolvers
 from graph.mutation import KitMutation
 from graph.prices import PriceMutation, PriceQuery
+from graph.nul import RefuseNul
 from graph.query import Query
 from graph.request_log import RequestOutcome
 from graph.subscription import Subscription
@@ -76,7 +77,7 @@ def build_schema() -> strawberry.Schema:
         query=merge_types("Query", QUERIES),
         mutation=merge_types("Mutation", MUTATIONS),
         subscription=Subscription,
-        extensions=[RequestOutcome, *limits, *document_caches(), ErrorCodes],
+        extensions=[RequestOutcome, *limits, *document_caches(), RefuseNul, ErrorCodes],
         config=StrawberryConfig(scalar_map=SCALARS),
         execution_context_class=TreeExecution,
     )

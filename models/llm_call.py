@@ -1,6 +1,8 @@
 from tortoise import fields
 from tortoise.models import Model
 
+from models.task import PATH_CHARS
+
 
 class LlmCall(Model):
     """The meter: one row per model call. It outlives the work it was for (task and path cleared)."""
@@ -8,7 +10,7 @@ class LlmCall(Model):
     id = fields.UUIDField(primary_key=True)
     tenant = fields.CharField(max_length=200)
     task_id = fields.UUIDField(null=True)
-    task_path = fields.CharField(max_length=1000, null=True)
+    task_path = fields.CharField(max_length=PATH_CHARS, null=True)
     turn = fields.IntField(null=True)
     agent = fields.CharField(max_length=200)
     model = fields.CharField(max_length=200)

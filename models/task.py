@@ -1,6 +1,9 @@
 from tortoise import fields
 from tortoise.models import Model
 
+MAX_DEPTH = 64
+PATH_CHARS = 37 * (MAX_DEPTH + 1) - 1
+
 
 class AgentTask(Model):
     """The receipt: one row per piece of agent work. Counts and cost are never stored here."""
@@ -9,7 +12,7 @@ class AgentTask(Model):
     tenant = fields.CharField(max_length=200)
     agent = fields.CharField(max_length=200)
     skill = fields.CharField(max_length=200)
-    skill_version = fields.CharField(max_length=100, null=True)
+    skill_version = fields.CharField(max_length=200, null=True)
     cause = fields.CharField(max_length=16)
     about = fields.TextField(null=True)
     trigger = fields.TextField(null=True)
@@ -36,7 +39,7 @@ class AgentTask(Model):
     root_id = fields.UUIDField()
     depth = fields.IntField()
     sequence = fields.IntField()
-    path = fields.CharField(max_length=1000)
+    path = fields.CharField(max_length=PATH_CHARS)
     chain_length = fields.IntField(default=0)
     chain_head = fields.CharField(max_length=64, default="0" * 64)
     withheld = fields.CharField(max_length=16, null=True)

@@ -10,9 +10,15 @@ from functools import lru_cache
 import jwt
 
 from permissions.principal import Principal
+from models import AgentTask, ErasureRecord
 from models.errors import Unauthenticated
 
 DEV_SECRET = "agentlog-local-development-secret-change-me"
+CLAIM_CHARS = {
+    "sub": ErasureRecord._meta.fields_map["by_id"].max_length,
+    "tenant": AgentTask._meta.fields_map["tenant"].max_length,
+    "name": ErasureRecord._meta.fields_map["by_name"].max_length,
+}
 
 
 def secret() -> str:
@@ -60,6 +66,10 @@ def _verified(token: str, key: str) -> tuple[Principal, float]:
     tenant = claims.get("tenant")
     if not isinstance(tenant, str) or not tenant or not isinstance(roles, list):
         raise Unauthenticated("The token's tenant or roles are not valid.")
+    for claim, most in CLAIM_CHARS.items():
+        value = claims.get(claim)
+        if value is not None and (not isinstance(value, str) or len(value) > most or "\x00" in value):
+            raise Unauthenticated(f"The token's {claim} claim is not valid: a string of at most {most} characters.")
     principal = Principal(
         sub=claims["sub"],
         tenant=tenant,

@@ -9,6 +9,7 @@ from models.chain import compact_json
 from models.errors import BadInput
 
 NAME_CHARS = 200
+PERSON_NAME_CHARS = 400
 LINE_CHARS = 10_000
 TEXT_CHARS = 1_000_000
 JSON_BYTES = 1_000_000
@@ -72,5 +73,5 @@ def principal(field: str, value: dict | None, required: bool = False) -> dict | 
         return None
     return {
         "id": name(f"{field}.id", value.get("id"), required=True),
-        "name": text(f"{field}.name", value.get("name"), 400),
+        "name": text(f"{field}.name", value.get("name"), PERSON_NAME_CHARS),
     }

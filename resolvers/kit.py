@@ -9,6 +9,7 @@ from typing import Any
 
 from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies, TraceEvent
 from models.policies import CAPABILITIES
+from models.task import MAX_DEPTH
 from permissions.principal import Principal
 from resolvers import checks, lines, sentences
 from models.errors import BadInput, Conflict, NotFound
@@ -115,6 +116,9 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
             parent = root if parent.id == root.id else await AgentTask.filter(id=parent.id).using_db(conn).get()
             if parent.status != "RUNNING":
                 raise Conflict(f"parent: task {parent.id} has ended ({parent.status}); no sub-task starts under it.")
+            if parent.depth >= MAX_DEPTH:
+                raise BadInput(f"parent: task {parent.id} is {parent.depth} levels below its root; sub-tasks nest at "
+                               f"most {MAX_DEPTH} levels deep.")
             siblings = await AgentTask.filter(parent_id=parent.id).using_db(conn).count()
             task.parent_id, task.root_id = parent.id, root.id
             task.depth, task.sequence = parent.depth + 1, siblings + 1

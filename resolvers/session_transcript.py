@@ -12,6 +12,7 @@ from models import AgentTask, LlmCall, TraceEvent
 from models.chain import rfc3339
 from permissions.access import Access
 from permissions.table import Group
+from resolvers.snapshot import read_snapshot
 from resolvers.transcript import pair
 from resolvers.tree import under_any
 
@@ -123,7 +124,14 @@ async def session_tasks(access: Access, session_id: str) -> tuple[list[AgentTask
 
 
 async def session_transcript(access: Access, session_id: str, row_cap: int) -> SessionTranscript:
-    """The rows of the session's tasks the caller may see, oldest first; more than `row_cap` rows sets `truncated`."""
+    """The rows of the session's tasks the caller may see, oldest first; more than `row_cap` rows sets `truncated`.
+
+    Read from one snapshot, so a tool call and its result, or a task and its lines, never come from two moments."""
+    async with read_snapshot():
+        return await _session_transcript(access, session_id, row_cap)
+
+
+async def _session_transcript(access: Access, session_id: str, row_cap: int) -> SessionTranscript:
     tasks, groups = await session_tasks(access, session_id)
     out = SessionTranscript(session_id=session_id)
     if not tasks:

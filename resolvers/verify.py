@@ -16,6 +16,7 @@ from tortoise.connection import get_connection
 from models import AgentTask, TraceEvent
 from models.chain import ChainChecker, Line, TraceCheck
 from models.line_columns import CHECKED, MARKED
+from resolvers.snapshot import read_snapshot
 
 BATCH = 5000
 COLUMNS = CHECKED
@@ -56,8 +57,9 @@ def sqlite_line_from_row(row: Sequence[Any]) -> Line:
 READERS: dict[str, Callable[[Sequence[Any]], Line]] = {"postgres": line_from_row, "sqlite": sqlite_line_from_row}
 
 
-async def verify_tree(root: AgentTask) -> TraceCheck:
-    conn = get_connection("default")
+async def verify_tree(root: AgentTask, conn: Any = None) -> TraceCheck:
+    """Checks the tree's chain against `root`'s head; both must come from one snapshot (see `verify_task`)."""
+    conn = conn or get_connection("default")
     dialect = conn.capabilities.dialect
     page, read = PAGE[dialect], READERS[dialect]
     checker = ChainChecker()
@@ -73,8 +75,10 @@ async def verify_tree(root: AgentTask) -> TraceCheck:
 
 
 async def verify_task(task_id: uuid.UUID) -> TraceCheck | None:
-    task = await AgentTask.filter(id=task_id).first()
-    if task is None:
-        return None
-    root = task if task.id == task.root_id else await AgentTask.get(id=task.root_id)
-    return await verify_tree(root)
+    """The check of the task's tree, its head and its lines read from one snapshot."""
+    async with read_snapshot() as conn:
+        task = await AgentTask.filter(id=task_id).using_db(conn).first()
+        if task is None:
+            return None
+        root = task if task.id == task.root_id else await AgentTask.get(id=task.root_id, using_db=conn)
+        return await verify_tree(root, conn)

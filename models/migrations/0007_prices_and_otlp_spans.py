@@ -4,7 +4,7 @@ from tortoise.migrations import operations as ops
 
 
 class Migration(migrations.Migration):
-    dependencies = [('agentlog', '0004_llm_call_turn_index')]
+    dependencies = [('agentlog', '0005_columns_hold_what_checks_accept')]
 
     initial = False
 
