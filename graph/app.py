@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
@@ -19,19 +20,21 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 from tortoise.contrib.starlette import RegisterTortoise
 
-from graph import rest
+from graph import http_errors, rest
+from graph.body_limit import BodyLimit
 from graph.context import Context
+from graph.view import JSONErrorsView
 from graph.schema import build_schema
 from graph.subscription import admit
 from models import db
 from permissions.tokens import principal_from_header
-from resolvers import bus
+from resolvers import bus, settings
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
 
 
-class AgentlogGraphQL(GraphQL):
+class AgentlogGraphQL(JSONErrorsView, GraphQL):
     async def get_context(self, request: Any, response: Any = None) -> Context:
         if isinstance(request, WebSocket):
             return Context(request=request, response=response, principal=None)
@@ -87,4 +90,5 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
         WebSocketRoute("/graphql", graphql),
         *rest.ROUTES,
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    middleware = [Middleware(BodyLimit, max_bytes=settings.max_body_bytes())]
+    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware, exception_handlers=http_errors.HANDLERS)

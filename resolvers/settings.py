@@ -42,3 +42,7 @@ def max_aliases() -> int:
 
 def max_tokens() -> int:
     return _number("AGENTLOG_MAX_TOKENS", 10000)
+
+
+def max_body_bytes() -> int:
+    return _number("AGENTLOG_MAX_BODY_BYTES", 16 * 1024 * 1024)
