@@ -23,6 +23,8 @@ from tortoise.contrib.starlette import RegisterTortoise
 from graph import http_errors, rest
 from graph.body_limit import BodyLimit
 from graph.context import Context
+from graph.readiness import readyz
+from graph.unavailable import Unavailable
 from graph.view import JSONErrorsView
 from graph.schema import build_schema
 from graph.subscription import admit
@@ -86,9 +88,10 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
 
     routes = [
         Route("/healthz", healthz),
+        Route("/readyz", readyz),
         Route("/graphql", graphql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", graphql),
         *rest.ROUTES,
     ]
-    middleware = [Middleware(BodyLimit, max_bytes=settings.max_body_bytes())]
+    middleware = [Middleware(BodyLimit, max_bytes=settings.max_body_bytes()), Middleware(Unavailable)]
     return Starlette(routes=routes, lifespan=lifespan, middleware=middleware, exception_handlers=http_errors.HANDLERS)

@@ -12,9 +12,16 @@ from typing import Any
 from graphql.error import GraphQLError
 from strawberry.extensions import MaskErrors
 
+from models.availability import database_unavailable
 from models.errors import AgentlogError
 
 log = logging.getLogger("agentlog.errors")
+
+
+UNAVAILABLE = (
+    "The database cannot be reached just now, so nothing was done; try again shortly "
+    "(a write retried with the same idempotencyKey is safe)."
+)
 
 
 def request_id_of(context: Any) -> str:
@@ -27,6 +34,9 @@ def shape(error: GraphQLError, request_id: str) -> GraphQLError:
     original = error.original_error
     if isinstance(original, AgentlogError):
         code, message = original.code, original.message
+    elif database_unavailable(original):
+        log.warning("request %s: the database cannot be reached: %s", request_id, error.message)
+        code, message = "UNAVAILABLE", UNAVAILABLE
     elif error.path is None and (original is None or isinstance(original, GraphQLError)):
         code, message = "BAD_INPUT", error.message
     else:

@@ -12,6 +12,7 @@ from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types.graphql import OperationType
 
 from graph.http_errors import error_response
+from models.availability import database_unavailable
 
 log = logging.getLogger("agentlog.errors")
 
@@ -35,7 +36,9 @@ class JSONErrorsView:
             response = error_response(exc.status_code, _reason(exc))
         except ClientDisconnect:
             return
-        except Exception:
+        except Exception as exc:
+            if database_unavailable(exc):
+                raise
             request_id = uuid.uuid4().hex[:12]
             log.exception("request %s failed", request_id)
             response = error_response(
