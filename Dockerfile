@@ -13,5 +13,7 @@ RUN pip install . && useradd --system --home /data agentlog && mkdir -p /data &&
 USER agentlog
 WORKDIR /data
 EXPOSE 8000
-# Set AGENTLOG_DATABASE_URL (postgres://user@host:5432/db) and AGENTLOG_JWT_SECRET when running.
+# Set AGENTLOG_DATABASE_URL (postgres://user@host:5432/db) and AGENTLOG_JWT_SECRET when running:
+#   docker run -e AGENTLOG_JWT_SECRET="$(openssl rand -hex 32)" -e AGENTLOG_DATABASE_URL=... -p 8000:8000 agentlog
+# Without AGENTLOG_JWT_SECRET the server refuses to listen on 0.0.0.0 and exits 2.
 CMD ["agentlog", "serve", "--host", "0.0.0.0", "--port", "8000"]

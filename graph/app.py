@@ -21,20 +21,24 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 from tortoise.contrib.starlette import RegisterTortoise
 
-from graph import export_route, inspector, rest
+from graph import export_route, http_errors, inspector, rest
+from graph.body_limit import BodyLimit
 from graph.context import Context
+from graph.readiness import readyz
+from graph.unavailable import Unavailable
+from graph.view import JSONErrorsView
 from graph.schema import build_schema
 from graph.subscription import admit
 from models import db
 from permissions.tokens import principal_from_header
 from graph.request_log import RequestLog
-from resolvers import bus, metrics, signing
+from resolvers import bus, metrics, settings, signing
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
 
 
-class AgentlogGraphQL(GraphQL):
+class AgentlogGraphQL(JSONErrorsView, GraphQL):
     async def render_graphql_ide(self, request: Any) -> HTMLResponse:
         return inspector.GRAPHIQL.response()
 
@@ -95,10 +99,16 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
     routes = [
         Route("/healthz", healthz),
         Route("/metrics", metrics_text),
+        Route("/readyz", readyz),
         Route("/graphql", graphql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", graphql),
         *rest.ROUTES,
         *inspector.ROUTES,
         *export_route.ROUTES,
     ]
-    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(RequestLog)])
+    middleware = [
+        Middleware(RequestLog),
+        Middleware(BodyLimit, max_bytes=settings.max_body_bytes()),
+        Middleware(Unavailable),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware, exception_handlers=http_errors.HANDLERS)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
 import logging
 import os
+import re
 import sys
 import tempfile
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 from models import db
@@ -32,6 +35,14 @@ def serve(args: argparse.Namespace) -> int:
     for name in settings.unknown():
         logging.getLogger("agentlog").warning("%s names no setting of agentlog; it is ignored.", name)
     if not os.environ.get("AGENTLOG_JWT_SECRET"):
+        if not is_loopback(args.host):
+            print(
+                f"AGENTLOG_JWT_SECRET is not set, so tokens would be signed with a development key anyone can know; "
+                f"refusing to listen on {args.host}. Set AGENTLOG_JWT_SECRET (32 bytes or more, e.g. "
+                f"`openssl rand -hex 32`), or serve on a loopback address such as 127.0.0.1.",
+                file=sys.stderr,
+            )
+            return 2
         logging.getLogger("agentlog").warning(
             "AGENTLOG_JWT_SECRET is not set: tokens are signed with a development key anyone can know."
         )
@@ -62,11 +73,32 @@ def settings_reference(args: argparse.Namespace) -> int:
     return 0
 
 
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+TTL_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+DEFAULT_TTL = "12h"
+
+
+def duration(text: str) -> timedelta:
+    """`90`, `90s`, `30m`, `12h` or `7d`: a positive time to live."""
+    found = re.fullmatch(r"(\d+)([smhd]?)", text.strip().lower())
+    if not found or int(found.group(1)) == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time to live: use e.g. 3600, 30m, 12h or 7d.")
+    return timedelta(seconds=int(found.group(1)) * TTL_UNITS[found.group(2) or "s"])
+
+
 def token(args: argparse.Namespace) -> int:
     from permissions.tokens import issue_token
 
     roles = [r for part in args.roles for r in part.split(",") if r]
-    print(issue_token(args.sub, args.tenant, roles=roles, name=args.name, kit=args.kit))
+    print(issue_token(args.sub, args.tenant, roles=roles, name=args.name, kit=args.kit, ttl=args.ttl))
     return 0
 
 
@@ -141,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--name")
     p.add_argument("--roles", nargs="*", default=[], help="roles, space- or comma-separated")
     p.add_argument("--kit", action="store_true", help="a kit token, which writes the record")
+    p.add_argument("--ttl", type=duration, default=duration(DEFAULT_TTL),
+                   help=f"how long the token is good for: seconds, or with s, m, h or d (default {DEFAULT_TTL})")
     p.set_defaults(run=token)
 
     p = commands.add_parser("verify", help="walk a task's tree's chain, or an export file; exit 1 when it is broken")

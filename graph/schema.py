@@ -15,11 +15,13 @@ from strawberry.extensions import (
     ValidationCache,
 )
 from strawberry.schema.config import StrawberryConfig
+from strawberry.schema.schema import DEFAULT_ALLOWED_OPERATION_TYPES
+from strawberry.types.graphql import OperationType
 from strawberry.tools import merge_types
 
 from graph.batch_mutation import BatchMutation
 from graph.erasure import ErasureMutation, ErasureQuery
-from graph.errors import ErrorCodes
+from graph.errors import ErrorCodes, request_id_of, shape
 from graph.execution import TreeExecution, direct_resolvers
 from graph.mutation import KitMutation
 from graph.prices import PriceMutation, PriceQuery
@@ -67,8 +69,19 @@ def document_caches(size: int = 256) -> list:
 
 
 class Schema(strawberry.Schema):
+    async def execute(self, *args, allowed_operation_types=None, **kwargs):
+        """Subscriptions are served over graphql-transport-ws only: sent over HTTP, they are refused before they
+        run (WebSocket operations go through `stream`, not here)."""
+        if allowed_operation_types is None:
+            allowed_operation_types = DEFAULT_ALLOWED_OPERATION_TYPES
+        allowed = set(allowed_operation_types) - {OperationType.SUBSCRIPTION}
+        return await super().execute(*args, allowed_operation_types=allowed, **kwargs)
+
     def process_errors(self, errors, execution_context=None) -> None:
-        """Expected refusals are not logged; ErrorCodes logs the unexpected ones with their request id."""
+        """Expected refusals are not logged; unexpected ones are logged with their request id and masked here
+        too, for failures that end the operation before ErrorCodes sees its result."""
+        request_id = request_id_of(execution_context.context if execution_context else None)
+        errors[:] = [shape(error, request_id) for error in errors]
 
 
 def build_schema() -> strawberry.Schema:

@@ -54,6 +54,10 @@ class Settings(BaseSettings):
         "database must be given the same file",
         shown="`$PWD/agentlog-signing.key`, made on first start",
     )
+    max_body_bytes: int = setting(
+        16 * 1024 * 1024, "a larger request body answers 413 before it is parsed, on every route", ge=1,
+        shown="`16777216` (16 MiB)",
+    )
     subscriber_queue: int = setting(
         256, "events waiting for one subscriber before it is disconnected with `FELL_BEHIND`", ge=1
     )
@@ -187,3 +191,7 @@ def idempotency_days() -> int:
 
 def retention_sweep_s() -> int:
     return current().retention_sweep_s
+
+
+def max_body_bytes() -> int:
+    return current().max_body_bytes

@@ -22,6 +22,23 @@ if not os.environ.get("AGENTLOG_SIGNING_KEY"):
     _key.write_text(new_signer("agentlog-test").key + "\n")
     os.environ["AGENTLOG_SIGNING_KEY"] = str(_key)
 
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers", "postgres_only: needs PostgreSQL (it restarts a cluster of its own); deselected on the SQLite pass"
+    )
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests marked postgres_only run whenever the suite runs on PostgreSQL, and are deselected (not skipped) on
+    SQLite, where there is no server to take away."""
+    if os.environ.get("AGENTLOG_TEST_DATABASE_URL", "sqlite").startswith("postgres"):
+        return
+    kept = [item for item in items if item.get_closest_marker("postgres_only") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
+
+
 def _test_url() -> str:
     url = os.environ.get("AGENTLOG_TEST_DATABASE_URL", "sqlite")
     if url == "sqlite":

@@ -1,0 +1,64 @@
+"""A throwaway PostgreSQL cluster of the test's own, made with initdb and driven with pg_ctl on a free port. It never
+touches the machine's own server. initdb refuses root, so when the tests run as root the cluster belongs to the
+`postgres` user and its commands run through `runuser`."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+BIN = Path(os.environ.get("AGENTLOG_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Cluster:
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="agentlog-cluster-"))
+        self.data = self.root / "data"
+        self.log = self.root / "postgres.log"
+        self.port = free_port()
+        self.owner = "postgres" if os.geteuid() == 0 else None
+        if self.owner:
+            entry = pwd.getpwnam(self.owner)
+            os.chown(self.root, entry.pw_uid, entry.pw_gid)
+        self._run(BIN / "initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
+
+    @property
+    def url(self) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}"
+
+    def _run(self, *command: object, timeout: float = 120) -> None:
+        argv = [str(part) for part in command]
+        if self.owner:
+            argv = ["runuser", "-u", self.owner, "--", *argv]
+        subprocess.run(argv, check=True, capture_output=True, timeout=timeout, cwd=self.root)
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run(BIN / "pg_ctl", "-D", self.data, "-l", self.log, "-o", options, "-w", "-t", "60", "start")
+
+    def stop(self, mode: str = "fast") -> None:
+        self._run(BIN / "pg_ctl", "-D", self.data, "-m", mode, "-w", "-t", "60", "stop")
+
+    def running(self) -> bool:
+        argv = [str(BIN / "pg_ctl"), "-D", str(self.data), "status"]
+        if self.owner:
+            argv = ["runuser", "-u", self.owner, "--", *argv]
+        return subprocess.run(argv, capture_output=True, timeout=30).returncode == 0
+
+    def remove(self) -> None:
+        try:
+            if self.running():
+                self.stop("immediate")
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
