@@ -19,13 +19,13 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 from tortoise.contrib.starlette import RegisterTortoise
 
-from graph import rest
+from graph import otlp, rest
 from graph.context import Context
 from graph.schema import build_schema
 from graph.subscription import admit
 from models import db
 from permissions.tokens import principal_from_header
-from resolvers import bus
+from resolvers import bus, otlp_ingest
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
@@ -78,7 +78,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
             await db.migrate()
             log.info("agentlog is keeping its record in the %s", describe_url(url))
             gc.freeze()
-            async with bus.running(db.dialect()):
+            async with bus.running(db.dialect()), otlp_ingest.sweeping():
                 yield
 
     routes = [
@@ -86,5 +86,6 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
         Route("/graphql", graphql, methods=["GET", "POST"]),
         WebSocketRoute("/graphql", graphql),
         *rest.ROUTES,
+        *otlp.ROUTES,
     ]
     return Starlette(routes=routes, lifespan=lifespan)

@@ -24,6 +24,16 @@ def _number(name: str, default: int) -> int:
         raise BadInput(f"{name} must be a whole number, not {raw!r}.") from exc
 
 
+def _seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise BadInput(f"{name} must be a number of seconds, not {raw!r}.") from exc
+
+
 def record_content() -> bool:
     return _flag("AGENTLOG_RECORD_CONTENT", True)
 
@@ -42,3 +52,11 @@ def max_aliases() -> int:
 
 def max_tokens() -> int:
     return _number("AGENTLOG_MAX_TOKENS", 10000)
+
+
+def max_body_bytes() -> int:
+    return _number("AGENTLOG_MAX_BODY_BYTES", 16 * 1024 * 1024)
+
+
+def otlp_wait_s() -> float:
+    return _seconds("AGENTLOG_OTLP_WAIT_S", 60.0)
