@@ -21,7 +21,7 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 from tortoise.contrib.starlette import RegisterTortoise
 
-from graph import export_route, http_errors, inspector, rest
+from graph import export_route, http_errors, inspector, otlp, rest
 from graph.body_limit import BodyLimit
 from graph.context import Context
 from graph.readiness import readyz
@@ -32,7 +32,7 @@ from graph.subscription import admit
 from models import db
 from permissions.tokens import principal_from_header
 from graph.request_log import RequestLog
-from resolvers import bus, metrics, settings, signing
+from resolvers import bus, metrics, otlp_ingest, settings, signing
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
@@ -93,7 +93,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
             log.info("checkpoints are signed by %s", signing.verifier_key())
             log.info("agentlog is keeping its record in the %s", describe_url(url))
             gc.freeze()
-            async with bus.running(db.dialect()):
+            async with bus.running(db.dialect()), otlp_ingest.sweeping():
                 yield
 
     routes = [
@@ -105,6 +105,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
         *rest.ROUTES,
         *inspector.ROUTES,
         *export_route.ROUTES,
+        *otlp.ROUTES,
     ]
     middleware = [
         Middleware(RequestLog),

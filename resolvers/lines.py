@@ -78,10 +78,11 @@ def model_call(data: dict[str, Any], at: str = "") -> Draft:
         "input_tokens": input_tokens, "output_tokens": output_tokens, "cost_micros": cost, "duration_ms": duration,
         "cached_input_tokens": cached_input_tokens, "cost_source": prices.KIT, "response": content["response"],
     }
-    priced_later = cost is None
+    if not summary and cost is not None:
+        summary = sentences.model_call(model, route_rule, cost, content["response"], by_tool)
     return Draft(
         kind="MODEL_CALL",
-        summary=summary or (None if priced_later else sentences.model_call(model, route_rule, cost, content["response"], by_tool)),
+        summary=summary,
         payload=payload,
         figures=(model, route_rule, attempts, cost, input_tokens, output_tokens, None, None, None, duration),
         by_tool=by_tool,
@@ -138,7 +139,7 @@ async def price_drafts(tenant: str, drafts: list[Draft], at: datetime, conn: Any
         c = d.call
         c["cost_micros"], c["cost_source"] = cost, source
         d.figures = d.figures[:3] + (cost,) + d.figures[4:]
-        if d.summary is None:
+        if not d.summary:
             d.summary = sentences.model_call(c["model"], c["route_rule"], cost, c["response"], d.by_tool)
 
 

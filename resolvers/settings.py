@@ -58,6 +58,9 @@ class Settings(BaseSettings):
         16 * 1024 * 1024, "a larger request body answers 413 before it is parsed, on every route", ge=1,
         shown="`16777216` (16 MiB)",
     )
+    otlp_wait_s: float = setting(
+        60, "seconds an OTLP span waits for its agent parent before it hangs under a stand-in task", gt=0
+    )
     subscriber_queue: int = setting(
         256, "events waiting for one subscriber before it is disconnected with `FELL_BEHIND`", ge=1
     )
@@ -195,3 +198,7 @@ def retention_sweep_s() -> int:
 
 def max_body_bytes() -> int:
     return current().max_body_bytes
+
+
+def otlp_wait_s() -> float:
+    return current().otlp_wait_s

@@ -1,0 +1,407 @@
+"""Spans taken from OTLP exports: stored durably on arrival, then placed in the record through the kit's
+write path as soon as their agent parent is known, or under a stand-in task once they have waited long enough.
+
+One trace is one work tree. A span is stored once per (tenant, trace id, span id), so a span sent twice, or a
+whole export replayed, appends nothing. A line's `at` is the span's own time; its `seq` is the order placed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from tortoise.connection import get_connection
+from tortoise.transactions import in_transaction
+
+from models import AgentTask
+from models.chain import compact_json
+from resolvers import lines, sentences, settings
+from resolvers.events import publish_task
+from resolvers.kit import ENDED_EVENTS
+from resolvers.otlp_mapping import AGENT, LLM, OTHER, Mapped, map_request
+from resolvers.withheld import withheld_reason
+from resolvers.write_path import append_many, insert_rows, lock_tree, new_step, placeholders
+
+log = logging.getLogger("agentlog.otlp")
+
+STAND_IN_SPAN = "0" * 16
+STAND_IN_AGENT = "unknown"
+ROOT, STAND_IN = ("root",), ("stand-in",)
+MISSING = object()
+RANKS = {"STARTED": 0, "MODEL_CALL": 1, "TOOL_CALL": 1, "TOOL_RESULT": 2, "ENDED": 3}
+
+SPAN_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us", "placed", "task_id")
+STORE = (
+    'INSERT INTO "otlp_span" ("tenant","trace_id","span_id","parent_span_id","kind","body","received_us","placed",'
+    '"task_id") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) ON CONFLICT ("tenant","trace_id","span_id") DO NOTHING'
+)
+TRACE_SPANS = (
+    'SELECT "span_id","parent_span_id","kind","body","received_us","placed","task_id" FROM "otlp_span" '
+    'WHERE "tenant"=$1 AND "trace_id"=$2'
+)
+MARK_PLACED = (
+    'UPDATE "otlp_span" SET "placed"=$1, "body"=NULL, "task_id"=$2 WHERE "tenant"=$3 AND "trace_id"=$4 AND "span_id"=$5'
+)
+WAITING = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_span" WHERE "placed"=$1 AND "received_us"<=$2'
+TASK_COLUMNS = (
+    "id", "tenant", "agent", "skill", "cause", "given", "requester_id", "actor_id", "status", "outcome", "result",
+    "started_at", "ended_at", "session", "parent_id", "root_id", "depth", "sequence", "path", "chain_length",
+    "chain_head", "withheld",
+)
+SIBLINGS = 'SELECT "parent_id", COUNT(*) AS "n" FROM "agent_task" WHERE "parent_id" IN ({}) GROUP BY "parent_id"'
+LAST_TURNS = 'SELECT "task_id", MAX("turn") AS "last" FROM "llm_call" WHERE "task_id" IN ({}) GROUP BY "task_id"'
+LOGGING = 'SELECT "name","logging" FROM "agent" WHERE "tenant"=$1 AND "name" IN ({})'
+
+
+def micros(at: datetime) -> int:
+    return int(at.timestamp() * 1_000_000)
+
+
+def time_of(ns: int) -> datetime:
+    return datetime.fromtimestamp(ns / 1e9, timezone.utc)
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """What one export came to: spans taken (stored, or already stored before) and spans rejected, with why."""
+
+    taken: int
+    rejected: int
+    message: str | None = None
+
+
+async def store(tenant: str, spans: list[Mapped], now: datetime) -> None:
+    """The spans, durable before the export is acknowledged; a span already stored is left as it is."""
+    received = micros(now)
+    rows, seen = [], set()
+    for s in spans:
+        if (s.trace_id, s.span_id) in seen:
+            continue
+        seen.add((s.trace_id, s.span_id))
+        body = None if s.kind == OTHER else compact_json(s.body())
+        rows.append((tenant, s.trace_id, s.span_id, s.parent_span_id, s.kind, body, received, s.kind == OTHER, None))
+    if not rows:
+        return
+    async with in_transaction() as conn:
+        await conn.execute_many(placeholders(conn, STORE), rows)
+
+
+def targets(spans: dict[str, dict[str, Any]], due_us: int) -> dict[str, tuple]:
+    """Where each unplaced span goes now: under an existing task ("task", id), under an agent span placed in
+    this pass ("span", span id), as a new root, or under the stand-in. Spans that must still wait are left out.
+    """
+    memo: dict[str, Any] = {}
+
+    def home(span: dict[str, Any]) -> Any:
+        parent, steps = span["parent_span_id"], 0
+        while parent is not None and steps <= len(spans):
+            up = spans.get(parent)
+            if up is None:
+                return MISSING
+            if up["kind"] == AGENT:
+                return parent
+            parent, steps = up["parent_span_id"], steps + 1
+        return None
+
+    def target(span_id: str) -> Any:
+        if span_id in memo:
+            return memo[span_id]
+        memo[span_id] = MISSING
+        span = spans[span_id]
+        above = home(span)
+        if above is MISSING:
+            found = STAND_IN if span["received_us"] <= due_us else MISSING
+        elif above is None:
+            found = ROOT if span["kind"] == AGENT else STAND_IN
+        elif spans[above]["placed"]:
+            found = ("task", uuid.UUID(str(spans[above]["task_id"])))
+        else:
+            found = MISSING if target(above) is MISSING else ("span", above)
+        memo[span_id] = found
+        return found
+
+    placed = {}
+    for span_id, span in spans.items():
+        if not span["placed"]:
+            found = target(span_id)
+            if found is not MISSING:
+                placed[span_id] = found
+    return placed
+
+
+class Placing:
+    """One pass over one trace, inside one transaction: the tasks made, the lines per tree, the spans placed."""
+
+    def __init__(self, tenant: str, trace_id: str, conn: Any) -> None:
+        self.tenant, self.trace_id, self.conn = tenant, trace_id, conn
+        self.tasks: dict[uuid.UUID, AgentTask] = {}
+        self.new_tasks: list[AgentTask] = []
+        self.roots: dict[uuid.UUID, AgentTask] = {}
+        self.children: dict[uuid.UUID, int] = {}
+        self.logging: dict[str, str | None] = {}
+        self.steps: list[tuple[tuple, Any, dict | None, AgentTask]] = []
+        self.marks: list[tuple] = []
+        self.stand_in_row: tuple | None = None
+
+    async def existing(self, task_ids: set[uuid.UUID]) -> None:
+        if not task_ids:
+            return
+        for task in await AgentTask.filter(id__in=list(task_ids)).using_db(self.conn):
+            self.tasks[task.id] = task
+        root_ids = sorted({t.root_id for t in self.tasks.values()})
+        for root_id in root_ids:
+            self.roots[root_id] = await lock_tree(root_id, self.conn)
+        marks = ",".join(f"${i}" for i in range(1, len(task_ids) + 1))
+        rows = await self.conn.execute_query_dict(
+            placeholders(self.conn, SIBLINGS.format(marks)), [str(t) for t in task_ids]
+        )
+        for row in rows:
+            self.children[uuid.UUID(str(row["parent_id"]))] = row["n"]
+
+    async def agent_logging(self, agents: set[str]) -> None:
+        if not agents:
+            return
+        names = sorted(agents)
+        marks = ",".join(f"${i}" for i in range(2, len(names) + 2))
+        rows = await self.conn.execute_query_dict(placeholders(self.conn, LOGGING.format(marks)), [self.tenant, *names])
+        self.logging = {row["name"]: row["logging"] for row in rows}
+
+    def withheld(self, agent: str) -> str | None:
+        return withheld_reason(self.logging.get(agent))
+
+    def make_task(self, parent: AgentTask | None, fields: dict[str, Any], start: datetime, end: datetime,
+                  failed: bool, message: str | None, actor: str) -> AgentTask:
+        reason = self.withheld(fields["agent"])
+        status = "FAILED" if failed else "DONE"
+        task = AgentTask(
+            id=uuid.uuid4(), tenant=self.tenant, agent=fields["agent"], skill=fields["skill"],
+            cause="SPAWN" if parent else "REQUEST", given=None if reason else fields.get("given"),
+            requester_id=fields.get("requester"), actor_id=actor, status=status,
+            outcome=message if failed else None,
+            result=None if reason or fields.get("result") is None else compact_json(fields["result"]),
+            started_at=start, ended_at=end, session=fields.get("session") or (parent.session if parent else None),
+            withheld=reason, chain_length=0, chain_head="0" * 64,
+        )
+        if parent is None:
+            task.parent_id, task.root_id, task.depth, task.sequence, task.path = None, task.id, 0, 1, str(task.id)
+            self.roots[task.id] = task
+        else:
+            self.children[parent.id] = self.children.get(parent.id, 0) + 1
+            task.parent_id, task.root_id = parent.id, parent.root_id
+            task.depth, task.sequence = parent.depth + 1, self.children[parent.id]
+            task.path = f"{parent.path}/{task.id}"
+        self.tasks[task.id] = task
+        self.new_tasks.append(task)
+        requester = {"id": task.requester_id, "name": None} if task.requester_id else None
+        self.line(task, "STARTED", start, sentences.started(task.agent, task.skill, requester, parent is not None),
+                  task.given, (None,) * 10)
+        self.line(task, "ENDED", end, sentences.ended(status), task.result, (None,) * 10)
+        return task
+
+    def line(self, task: AgentTask, kind: str, at: datetime, summary: str | None, payload: str | None,
+             figures: tuple, by_tool: str | None = None, call: dict | None = None) -> None:
+        reason = self.withheld(task.agent)
+        step = (kind, summary, None if reason else payload, figures, reason, by_tool)
+        self.steps.append(((task.root_id, at, RANKS[kind], len(self.steps)), step, call, task))
+
+    async def write(self) -> None:
+        if self.new_tasks:
+            rows = [tuple(getattr(t, c) if c != "id" else str(t.id) for c in TASK_COLUMNS) for t in self.new_tasks]
+            rows = [tuple(str(v) if isinstance(v, uuid.UUID) else v for v in row) for row in rows]
+            await insert_rows(self.conn, "agent_task", TASK_COLUMNS, rows)
+        self.steps.sort(key=lambda s: s[0])
+        turns = await self._last_turns()
+        calls, by_root = [], {}
+        for (root_id, at, _, _), (kind, summary, payload, figures, reason, by_tool), call, task in self.steps:
+            call_id = None
+            if call is not None:
+                call_id = uuid.uuid4()
+                turn = None
+                if by_tool is None:
+                    turn = turns[task.id] = turns.get(task.id, 0) + 1
+                calls.append((
+                    str(call_id), self.tenant, str(task.id), task.path, turn, task.agent, call["model"],
+                    call["provider"], call["route_rule"], call["attempts"], call["input_tokens"],
+                    call["output_tokens"], call["cost_micros"], call["duration_ms"], at, by_tool,
+                    call["cost_source"], call["cached_input_tokens"],
+                ))
+            step = new_step(kind, str(task.id), at, summary, payload, figures, reason, call_id, by_tool)
+            by_root.setdefault(root_id, []).append(step)
+        if calls:
+            await insert_rows(self.conn, "llm_call", lines.CALL_COLUMNS, calls)
+        for root_id, steps in by_root.items():
+            await append_many(self.roots[root_id], steps, self.conn)
+        if self.marks:
+            await self.conn.execute_many(placeholders(self.conn, MARK_PLACED), self.marks)
+
+    async def _last_turns(self) -> dict[uuid.UUID, int]:
+        old = sorted({task.id for *_, call, task in self.steps if call is not None} - {t.id for t in self.new_tasks})
+        if not old:
+            return {}
+        marks = ",".join(f"${i}" for i in range(1, len(old) + 1))
+        rows = await self.conn.execute_query_dict(placeholders(self.conn, LAST_TURNS.format(marks)),
+                                                  [str(t) for t in old])
+        return {uuid.UUID(str(r["task_id"])): r["last"] or 0 for r in rows}
+
+
+async def _lock_trace(conn: Any, tenant: str, trace_id: str) -> None:
+    """Placers of one trace take turns (on SQLite the single writer already serialises them)."""
+    if conn.capabilities.dialect == "postgres":
+        await conn.execute_query("SELECT pg_advisory_xact_lock(hashtext($1))", [f"{tenant}/{trace_id}"])
+
+
+def _depth(span_id: str, found: dict[str, tuple]) -> int:
+    depth, target = 0, found[span_id]
+    while target[0] == "span":
+        depth, target = depth + 1, found[target[1]]
+    return depth
+
+
+async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float) -> int:
+    """Places every span of the trace that can be placed now; returns how many were."""
+    async with in_transaction() as conn:
+        await _lock_trace(conn, tenant, trace_id)
+        rows = await conn.execute_query_dict(placeholders(conn, TRACE_SPANS), [tenant, trace_id])
+        spans = {r["span_id"]: {**r, "placed": bool(r["placed"])} for r in rows}
+        found = targets(spans, micros(now) - int(wait_s * 1_000_000))
+        if not found:
+            return 0
+        placing = Placing(tenant, trace_id, conn)
+        bodies = {sid: json.loads(spans[sid]["body"]) for sid in found}
+        existing = {t[1] for t in found.values() if t[0] == "task"}
+        stand_in_row = spans.get(STAND_IN_SPAN)
+        if stand_in_row is not None and stand_in_row["task_id"] is not None:
+            existing.add(uuid.UUID(str(stand_in_row["task_id"])))
+        await placing.existing(existing)
+        await placing.agent_logging({b["fields"]["agent"] for sid, b in bodies.items() if spans[sid]["kind"] == AGENT}
+                                    | {t.agent for t in placing.tasks.values()} | {STAND_IN_AGENT})
+        stand_in: AgentTask | None = None
+        if stand_in_row is not None:
+            stand_in = placing.tasks[uuid.UUID(str(stand_in_row["task_id"]))]
+
+        def stand_in_task() -> AgentTask:
+            nonlocal stand_in
+            if stand_in is None:
+                first = min(bodies[sid]["start"] for sid, t in found.items() if t is STAND_IN)
+                at = time_of(first)
+                stand_in = placing.make_task(None, {"agent": STAND_IN_AGENT, "skill": STAND_IN_AGENT}, at, at,
+                                             False, None, STAND_IN_AGENT)
+                placing.stand_in_row = (tenant, trace_id, STAND_IN_SPAN, None, AGENT, None, micros(now), True,
+                                        str(stand_in.id))
+            return stand_in
+
+        made: dict[str, AgentTask] = {}
+
+        def parent_of(target: tuple) -> AgentTask | None:
+            if target is ROOT:
+                return None
+            if target is STAND_IN:
+                return stand_in_task()
+            if target[0] == "task":
+                return placing.tasks[target[1]]
+            return made[target[1]]
+
+        agents = sorted((sid for sid in found if spans[sid]["kind"] == AGENT), key=lambda s: _depth(s, found))
+        for sid in agents:
+            body = bodies[sid]
+            f = body["fields"]
+            task = placing.make_task(parent_of(found[sid]), f, time_of(body["start"]), time_of(body["end"]),
+                                     body["failed"], body["statusMessage"], f.get("actor") or f["agent"])
+            made[sid] = task
+            placing.marks.append((True, str(task.id), tenant, trace_id, sid))
+        priced = []
+        for sid, target in found.items():
+            kind = spans[sid]["kind"]
+            if kind == AGENT:
+                continue
+            body = bodies[sid]
+            task = parent_of(target)
+            start, end = time_of(body["start"]), time_of(body["end"])
+            duration = max(0, (body["end"] - body["start"]) // 1_000_000)
+            f = {**body["fields"], "duration_ms": duration}
+            if kind == LLM:
+                draft = lines.model_call(f)
+                priced.append((draft, end, task))
+            else:
+                call = lines.tool_call(f)
+                placing.line(task, call.kind, start, call.summary, call.payload, call.figures)
+                result = lines.tool_result({**f, "output": f.get("output"), "is_error": body["failed"]})
+                placing.line(task, result.kind, end, result.summary, result.payload, result.figures)
+            placing.marks.append((True, None, tenant, trace_id, sid))
+        for at in sorted({at for _, at, _ in priced}):
+            group = [d for d, when, _ in priced if when == at]
+            await lines.price_drafts(tenant, group, at, conn)
+        for draft, at, task in priced:
+            placing.line(task, draft.kind, at, draft.summary, draft.payload, draft.figures, draft.by_tool, draft.call)
+        if placing.stand_in_row is not None:
+            await conn.execute_many(placeholders(conn, STORE), [placing.stand_in_row])
+        await placing.write()
+        placed = len(found)
+    for task in placing.new_tasks:
+        await publish_task("AgentTaskStarted", task)
+        await publish_task(ENDED_EVENTS[task.status], task)
+    return placed
+
+
+async def place(tenant: str, trace_ids: set[str], now: datetime | None = None) -> None:
+    """Places what each trace lets be placed; what cannot be placed yet stays stored for the sweep."""
+    when = now or datetime.now(timezone.utc)
+    for trace_id in sorted(trace_ids):
+        try:
+            await place_trace(tenant, trace_id, when, settings.otlp_wait_s())
+        except Exception:
+            log.exception("could not place trace %s yet; it stays stored and is tried again", trace_id)
+
+
+async def sweep(now: datetime | None = None, everything: bool = False) -> int:
+    """Places the spans that have waited long enough; with `everything` (on start), every trace with spans not
+    yet placed, so nothing acknowledged before a crash stays unplaced. Returns the traces tried."""
+    when = now or datetime.now(timezone.utc)
+    due = micros(when) - (0 if everything else int(settings.otlp_wait_s() * 1_000_000))
+    conn = get_connection("default")
+    rows = await conn.execute_query_dict(placeholders(conn, WAITING), [False, due])
+    for row in rows:
+        await place(row["tenant"], {row["trace_id"]}, when)
+    return len(rows)
+
+
+async def take_export(tenant: str, request: Any, now: datetime | None = None) -> Taken:
+    """Maps the export's spans, stores them durably, then places what can be placed. The count of spans taken
+    and rejected is the export's answer."""
+    mapped, rejected, message = map_request(request)
+    when = now or datetime.now(timezone.utc)
+    await store(tenant, mapped, when)
+    await place(tenant, {s.trace_id for s in mapped}, when)
+    return Taken(len(mapped), rejected, message)
+
+
+@asynccontextmanager
+async def sweeping() -> AsyncIterator[None]:
+    """While the server runs: on start, every trace with spans not yet placed; then, over and over, the spans
+    that have waited AGENTLOG_OTLP_WAIT_S."""
+
+    async def loop() -> None:
+        everything = True
+        while True:
+            try:
+                await sweep(everything=everything)
+                everything = False
+            except Exception:
+                log.exception("the sweep of waiting spans failed; it runs again")
+            await asyncio.sleep(min(5.0, max(0.05, settings.otlp_wait_s() / 4)))
+
+    task = asyncio.create_task(loop())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -1,0 +1,280 @@
+"""POST /v1/traces in the server's own process: what an export becomes, what is refused, and what waits."""
+
+import gzip
+import json
+from datetime import datetime, timedelta, timezone
+
+from google.protobuf import json_format
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from models import AgentTask, OtlpSpan, TraceEvent
+from resolvers.otlp_ingest import sweep
+from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span, tool
+from tests.shop import LINE_FIELDS, Shop
+
+PROTOBUF = {"Content-Type": "application/x-protobuf"}
+TREE = f"""
+  id agent skill status requester {{ id }} session given result chainLength spentMicros modelCalls toolCalls
+  inputTokens outputTokens depth
+  children {{ id agent skill status depth }}
+  record {{ {LINE_FIELDS} task {{ id }} at }}
+"""
+ROOTS = f"{{ tasks(filter: {{ rootsOnly: true }}, first: 50) {{ edges {{ node {{ {TREE} }} }} }} }}"
+
+
+async def post(shop: Shop, request, token: str | None = "kit", headers: dict | None = None, body: bytes | None = None):
+    sent = {**PROTOBUF, **(headers or {})}
+    if token:
+        sent["Authorization"] = f"Bearer {shop.kit if token == 'kit' else token}"
+    return await shop.client.http.post("/v1/traces", content=body if body is not None else request.SerializeToString(),
+                                       headers=sent)
+
+
+async def roots(shop: Shop, token: str | None = None) -> list[dict]:
+    data = await shop.client.ok(ROOTS, token=token or shop.noor)
+    return [e["node"] for e in data["tasks"]["edges"]]
+
+
+def estimate(t: bytes):
+    """The estimate as a framework reports it: the Estimator, a model call, a tool, and a helper sub-agent."""
+    root = agent(t, "Estimator", **{"agentlog.skill": "EstimateRepair", "enduser.id": "mia",
+                                    "gen_ai.conversation.id": "s-7", "input.value": "Ticket T-7"})
+    call = chat(t, root.span_id, **{"agentlog.cost_micros": 200,
+                                   "gen_ai.input.messages": [{"role": "user", "content": "T-7?"}],
+                                   "gen_ai.output.messages": [{"role": "assistant", "content": "Pads."}]})
+    parts = tool(t, root.span_id)
+    helper = agent(t, "Stockist", parent=root.span_id, **{"gen_ai.usage.input_tokens": 5000})
+    lookup = chat(t, helper.span_id, **{"agentlog.cost_micros": 50})
+    return root, call, parts, helper, lookup
+
+
+async def test_an_export_in_order_becomes_a_work_tree_like_any_other(client):
+    shop = Shop(client)
+    await shop.setup()
+    root, call, parts, helper, lookup = estimate(new_trace_id())
+
+    response = await post(shop, export(lookup, helper, call, parts, root))
+
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/x-protobuf"
+    answer = ExportTraceServiceResponse.FromString(response.content)
+    assert answer.partial_success.rejected_spans == 0
+    [task] = await roots(shop)
+    assert (task["agent"], task["skill"], task["status"], task["requester"], task["session"]) == (
+        "Estimator", "EstimateRepair", "DONE", {"id": "mia"}, "s-7")
+    assert task["given"] == "Ticket T-7"
+    assert task["spentMicros"] == 200 and task["modelCalls"] == 1 and task["toolCalls"] == 1
+    assert [(c["agent"], c["depth"]) for c in task["children"]] == [("Stockist", 1)]
+    kinds = [(line["kind"], line["task"]["id"] == task["id"]) for line in task["record"]]
+    assert sorted(kinds) == sorted([("STARTED", True), ("MODEL_CALL", True), ("TOOL_CALL", True),
+                                    ("TOOL_RESULT", True), ("STARTED", False), ("MODEL_CALL", False),
+                                    ("ENDED", False), ("ENDED", True)])
+    assert task["record"][0]["kind"] == "STARTED" and task["record"][-1]["kind"] == "ENDED"
+    assert [line["seq"] for line in task["record"]] == list(range(1, 9))
+    assert (await shop.verify(task["id"]))["intact"] is True
+
+
+async def test_usage_on_agent_spans_is_not_counted(client):
+    shop = Shop(client)
+    await shop.setup()
+    root, call, parts, helper, lookup = estimate(new_trace_id())
+
+    await post(shop, export(lookup, helper, call, parts, root))
+
+    [task] = await roots(shop)
+    cost = await shop.client.ok("query($id: ID!) { task(id: $id) { cost { allInInputTokens allInMicros } } }",
+                                {"id": task["id"]}, shop.noor)
+    assert cost["task"]["cost"] == {"allInInputTokens": 240, "allInMicros": 250}
+
+
+async def test_children_sent_before_their_parent_wait_and_are_placed_under_it(client):
+    shop = Shop(client)
+    await shop.setup()
+    root, call, parts, helper, lookup = estimate(new_trace_id())
+
+    await post(shop, export(lookup, call))
+    assert await roots(shop) == []
+    assert await OtlpSpan.filter(tenant=shop.tenant, placed=False).count() == 2
+    await post(shop, export(helper, parts))
+    assert await roots(shop) == []
+    await post(shop, export(root))
+
+    [task] = await roots(shop)
+    assert task["modelCalls"] == 1 and task["toolCalls"] == 1 and len(task["children"]) == 1
+    assert len(task["record"]) == 8
+    assert await OtlpSpan.filter(tenant=shop.tenant, placed=False).count() == 0
+    assert (await shop.verify(task["id"]))["intact"] is True
+
+
+async def test_spans_whose_parent_never_comes_hang_under_a_stand_in_after_the_wait(client):
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    missing = new_span_id()
+
+    await post(shop, export(chat(t, missing), tool(t, missing)))
+    await sweep(datetime.now(timezone.utc) + timedelta(seconds=30))
+    assert await roots(shop) == []
+    await sweep(datetime.now(timezone.utc) + timedelta(seconds=61))
+
+    [task] = await roots(shop)
+    assert (task["agent"], task["skill"]) == ("unknown", "unknown")
+    assert task["modelCalls"] == 1 and task["toolCalls"] == 1
+    assert (await shop.verify(task["id"]))["intact"] is True
+
+
+async def test_the_same_span_twice_is_recorded_once_and_a_replayed_export_appends_nothing(client):
+    shop = Shop(client)
+    await shop.setup()
+    spans = estimate(new_trace_id())
+    whole = export(*spans)
+
+    await post(shop, whole)
+    await post(shop, export(spans[1], spans[1]))
+    await post(shop, whole)
+
+    [task] = await roots(shop)
+    assert task["chainLength"] == 8 and task["modelCalls"] == 1
+    assert await AgentTask.filter(tenant=shop.tenant).count() == 2
+
+
+async def test_a_tenant_attribute_is_ignored_the_token_decides(client):
+    shop, other = Shop(client), Shop(client)
+    await shop.setup()
+    await other.setup()
+    t = new_trace_id()
+
+    await post(shop, export(agent(t, "Estimator", tenant=other.tenant), resource={"service.name": "w",
+                                                                                "tenant": other.tenant}))
+
+    assert len(await roots(shop)) == 1
+    assert await roots(other) == []
+
+
+async def test_json_and_gzip_bodies_are_taken(client):
+    shop = Shop(client)
+    await shop.setup()
+    first, second = agent(new_trace_id(), "Estimator"), agent(new_trace_id(), "Stockist")
+    as_json = json_format.MessageToJson(export(first))
+    document = json.loads(as_json)
+    span_json = document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span_json["traceId"], span_json["spanId"] = first.trace_id.hex(), first.span_id.hex()
+
+    by_json = await post(shop, None, headers={"Content-Type": "application/json"}, body=json.dumps(document).encode())
+    by_gzip = await post(shop, None, headers={"Content-Encoding": "gzip"},
+                         body=gzip.compress(export(second).SerializeToString()))
+
+    assert by_json.status_code == 200 and by_json.headers["content-type"] == "application/json"
+    assert by_gzip.status_code == 200
+    assert sorted(task["agent"] for task in await roots(shop)) == ["Estimator", "Stockist"]
+    stored = await OtlpSpan.filter(tenant=shop.tenant, span_id=first.span_id.hex()).count()
+    assert stored == 1
+
+
+async def test_rejected_spans_are_counted_and_the_rest_recorded(client):
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root = agent(t)
+
+    response = await post(shop, export(root, span(t, "chat", {"gen_ai.operation.name": "chat"}, parent=root.span_id)))
+
+    answer = ExportTraceServiceResponse.FromString(response.content)
+    assert answer.partial_success.rejected_spans == 1
+    assert "no model" in answer.partial_success.error_message
+    assert len(await roots(shop)) == 1
+
+
+async def test_without_a_kit_token_nothing_is_taken(client):
+    shop = Shop(client)
+    await shop.setup()
+    request = export(agent(new_trace_id()))
+
+    assert (await post(shop, request, token=None)).status_code == 401
+    assert (await post(shop, request, token=shop.noor)).status_code == 401
+    assert (await post(shop, request, token="not-a-token")).status_code == 401
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
+
+
+async def test_hostile_bodies_answer_400_or_413_and_write_nothing(client, monkeypatch):
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    deep = "[" * 100_000 + "]" * 100_000
+    huge = export(agent(t, **{"input.value": "x" * 10_000_000})).SerializeToString()
+    bad_utf8 = export(agent(t, "ZZZZ")).SerializeToString().replace(b"ZZZZ", b"\xff\xfe\xfd\xfc")
+    nested = _nested_any_value(200)
+
+    answers = [
+        await post(shop, None, body=b"not a protobuf at all \xff"),
+        await post(shop, None, headers={"Content-Type": "application/json"}, body=deep.encode()),
+        await post(shop, None, body=huge),
+        await post(shop, None, body=bad_utf8),
+        await post(shop, None, body=nested),
+        await post(shop, None, headers={"Content-Encoding": "gzip"}, body=b"\x1f\x8b not gzip"),
+    ]
+    monkeypatch.setenv("AGENTLOG_MAX_BODY_BYTES", "100000")
+    bomb = await post(shop, None, headers={"Content-Encoding": "gzip"}, body=gzip.compress(b"\0" * 1_000_000))
+    too_big = await post(shop, None, body=b"\0" * 100_001)
+
+    assert [a.status_code for a in answers] == [400] * 6
+    assert bomb.status_code == 413 and too_big.status_code == 413
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
+    assert await AgentTask.filter(tenant=shop.tenant).count() == 0
+
+
+def _nested_any_value(depth: int) -> bytes:
+    """An export whose one attribute is an array in an array in an array …, `depth` deep, written byte by byte
+    (protobuf itself refuses to write it)."""
+    value = b"\x0a\x06bottom"
+    for _ in range(depth):
+        array = b"\x0a" + _varint(len(value)) + value
+        value = b"\x2a" + _varint(len(array)) + array
+    key_value = b"\x0a\x01k\x12" + _varint(len(value)) + value
+    span_bytes = b"\x0a\x10" + b"\x01" * 16 + b"\x12\x08" + b"\x02" * 8 + b"\x4a" + _varint(len(key_value)) + key_value
+    scope = b"\x12" + _varint(len(span_bytes)) + span_bytes
+    resource = b"\x12" + _varint(len(scope)) + scope
+    return b"\x0a" + _varint(len(resource)) + resource
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+async def test_ingested_work_is_read_erased_and_verified_like_kit_work(client):
+    shop = Shop(client)
+    await shop.setup()
+    await post(shop, export(*estimate(new_trace_id())))
+    [task] = await roots(shop)
+    accountant = shop.person("ada", "Accountant")
+
+    as_mia = await shop.read(task["id"], shop.mia, "given record { payload contentAccess }")
+    as_accountant = await shop.read(task["id"], accountant, "given spentMicros record { payload contentAccess }")
+    erase = "mutation($id: ID!, $why: String!) { eraseAgentWorkContent(task: $id, why: $why) }"
+    erased = (await client.ok(erase, {"id": task["id"], "why": "Mia asked."}, shop.person("pia", "Privacy")))
+    erased = erased["eraseAgentWorkContent"]
+
+    assert as_mia["given"] == "Ticket T-7"
+    assert {line["contentAccess"] for line in as_mia["record"]} == {"SHOWN"}
+    assert as_accountant["given"] is None and as_accountant["spentMicros"] == 200
+    assert {line["contentAccess"] for line in as_accountant["record"]} == {"DENIED"}
+    assert erased > 0
+    assert (await shop.verify(task["id"]))["intact"] is True
+    assert await TraceEvent.filter(root_id=task["id"], kind="ERASED").count() == 1
+
+
+async def test_while_the_database_is_away_the_export_answers_503_so_the_exporter_retries(client, monkeypatch):
+    shop = Shop(client)
+
+    async def away(*args, **kwargs):
+        raise ConnectionRefusedError("the database is away")
+
+    monkeypatch.setattr("resolvers.otlp_ingest.store", away)
+    response = await post(shop, export(agent(new_trace_id())))
+
+    assert response.status_code == 503 and response.headers["retry-after"]
