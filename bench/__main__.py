@@ -16,7 +16,7 @@ import time
 from datetime import datetime, timezone
 
 
-from bench import ingest, ingest_baseline, verify
+from bench import ingest, ingest_baseline, ingest_kit, verify
 from bench.common import (
     SERVER,
     Figure,
@@ -54,7 +54,7 @@ async def intact(roots: list[str], lines: int) -> None:
 
 async def ingest_figures(url: str) -> list[Figure]:
     """The batch and its baseline take a second or two, so each runs three times, alternately; the median counts."""
-    raws, batches = [], []
+    raws, batches, kits = [], [], []
     async with ingest.served(url) as base:
         await ingest.set_up(base)
         say(f"ingest: single-line mutations, {ingest.CLIENTS} clients…")
@@ -64,12 +64,18 @@ async def ingest_figures(url: str) -> list[Figure]:
                 f"{ingest.BATCH} lines a call…")
             raws.append(await ingest_baseline.baseline(url))
             batches.append(await ingest.ingest(base, ingest.BATCH))
-    await intact([root for run in (single, *raws, *batches) for root in run.roots], ingest.LINES_PER_TREE)
+            say(f"ingest ({n}/{REPEATS}): the same through agentlog_kit.AsyncKit…")
+            kits.append(await ingest_kit.ingest(base))
+    await intact([root for run in (single, *raws, *batches, *kits) for root in run.roots], ingest.LINES_PER_TREE)
     raw = statistics.median(run.per_second for run in raws)
     batched = statistics.median(run.per_second for run in batches)
+    through_kit = statistics.median(run.per_second for run in kits)
+    say("ingest: AsyncKit / recordLines per run: "
+        + ", ".join(f"{k.per_second / b.per_second:.3f}" for k, b in zip(kits, batches)))
     return [
         higher_is_better("ingest_single", single.per_second, raw, "lines/s", 1000, of_baseline=False),
         higher_is_better("ingest_batch", batched, raw, "lines/s", 0.5, of_baseline=True),
+        higher_is_better("ingest_kit", through_kit, batched, "lines/s", 0.8, of_baseline=True),
     ]
 
 

@@ -4,7 +4,11 @@ the background send, and the contract's refusals as typed exceptions."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -187,3 +191,13 @@ def test_an_explicitly_ended_task_is_not_ended_again(shop):
             t.end("STOPPED", outcome="Mia withdrew the ticket.")
     task = shop.read(t.id)["task"]
     assert task["status"] == "STOPPED" and kinds(task["record"]) == ["STARTED", "ENDED"]
+
+
+def test_the_walkthrough_records_and_reads_back_on_a_running_server(servers):
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run([sys.executable, "docs/walkthrough.py", servers[0].url], cwd=Path(__file__).parent.parent,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    mia = json.loads(done.stdout.split("Mia, who asked:", 1)[1].split("Noor, who supervises", 1)[0])
+    assert mia["verifyTrace"] == {"intact": True, "lines": 9, "brokenAt": None, "problem": None}
+    assert mia["task"]["status"] == "DONE" and mia["task"]["spentMicros"] == 600

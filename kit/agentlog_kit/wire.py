@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import re
@@ -30,6 +31,7 @@ class Retry:
         return random.uniform(0, min(self.max_delay, self.first_delay * 2**resend))
 
 
+@functools.cache
 def camel(name: str) -> str:
     return CAMEL.sub(lambda found: found.group(1).upper(), name)
 
@@ -94,9 +96,10 @@ class Wire:
             raise Unauthenticated("the server refused the token (HTTP 401).")
         if response.status_code == 413:
             raise BadInput("the request is larger than the server takes (HTTP 413).")
-        if response.status_code != 200 or not isinstance(body, dict) or not isinstance(body.get("data"), dict):
+        data = body.get("data") if isinstance(body, dict) else None
+        if response.status_code != 200 or not isinstance(data, dict):
             raise Internal(f"the server answered HTTP {response.status_code}: {response.text[:300]}")
-        return body["data"]
+        return data
 
     async def close(self) -> None:
         await self.http.aclose()
