@@ -11,7 +11,7 @@ import pytest
 from tortoise.fields import CharField
 
 import models
-from models import AgentHelp, AgentTask, IdempotencyKey, LlmCall, RegisteredAgent, TraceEvent
+from models import AgentHelp, AgentTask, IdempotencyKey, LlmCall, ModelPrice, RegisteredAgent, TraceEvent
 from models.task import MAX_DEPTH
 from permissions.tokens import CLAIM_CHARS, issue_token
 from resolvers.checks import NAME_CHARS, PERSON_NAME_CHARS
@@ -27,6 +27,7 @@ BASES: dict[str, dict[str, Any]] = {
     "recordToolResult": {"task": TASK, "tool": "PartsFor"},
     "askForHelp": {"question": "Shall I order the pads?", "askedOf": {"id": "noor"}},
     "sendBack": {"help": HELP, "answer": "Yes.", "by": {"id": "noor"}},
+    "setModelPrice": {"model": "Everyday", "inputMicrosPerMillion": 1, "outputMicrosPerMillion": 1},
 }
 
 # (mutation, the input's field path, the check's longest value, where it is stored)
@@ -54,6 +55,8 @@ STORED: list[tuple[str, str, int, list[tuple[type, str]]]] = [
     ("askForHelp", "askedOf.name", PERSON_NAME_CHARS, [(AgentHelp, "asked_of_name")]),
     ("sendBack", "by.id", NAME_CHARS, [(AgentHelp, "answered_by_id")]),
     ("sendBack", "by.name", PERSON_NAME_CHARS, [(AgentHelp, "answered_by_name")]),
+    ("setModelPrice", "model", NAME_CHARS, [(ModelPrice, "model")]),
+    ("setModelPrice", "provider", NAME_CHARS, [(ModelPrice, "provider")]),
 ]
 FROM_TOKEN = {"tenant": "tenant", "by_id": "sub", "by_name": "name"}
 FROM_AGENT = {("AgentTask", "agent"), ("LlmCall", "agent")}
@@ -63,7 +66,8 @@ WRITTEN_BY_SERVER = {
     ("TraceEvent", "summary_salt"), ("TraceEvent", "payload_salt"), ("TraceEvent", "summary_hash"),
     ("TraceEvent", "payload_hash"), ("TraceEvent", "prev_hash"), ("TraceEvent", "hash"), ("LlmCall", "task_path"),
     ("RegisteredAgent", "logging"), ("AgentHelp", "withheld"), ("IdempotencyKey", "fingerprint"),
-    ("IdempotencyKey", "result_id"), ("ErasureRecord", "kind"),
+    ("IdempotencyKey", "result_id"), ("ErasureRecord", "kind"), ("LlmCall", "cost_source"), ("OtlpSpan", "kind"),
+    ("OtlpSpan", "trace_id"), ("OtlpSpan", "span_id"), ("OtlpSpan", "parent_span_id"), ("SignedCheckpoint", "head"),
 }
 
 
@@ -121,7 +125,7 @@ async def filled(shop: Shop, mutation: str, path: str, value: str) -> dict[str, 
 async def send(shop: Shop, mutation: str, data: dict[str, Any]) -> dict:
     name = {"registerAgent": "RegisterAgentInput", "startTask": "StartTaskInput", "recordModelCall": "ModelCallInput",
             "recordToolCall": "ToolCallInput", "recordToolResult": "ToolResultInput", "askForHelp": "AskForHelpInput",
-            "sendBack": "SendBackInput"}[mutation]
+            "sendBack": "SendBackInput", "setModelPrice": "ModelPriceInput"}[mutation]
     query = f"mutation($input: {name}!) {{ {mutation}(input: $input) {{ __typename }} }}"
     return await shop.client.post(query, {"input": data}, shop.kit)
 
