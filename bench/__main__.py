@@ -16,7 +16,7 @@ import time
 from datetime import datetime, timezone
 
 
-from bench import ingest, ingest_baseline, ingest_kit, verify
+from bench import ingest, ingest_baseline, ingest_kit, verify, verify_under_load
 from bench.common import (
     SERVER,
     Figure,
@@ -30,7 +30,7 @@ from bench.common import (
 from models import AgentTask
 from resolvers.verify import verify_tree
 
-WORKLOADS = ("ingest", "verify", "tree_read")
+WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read")
 REPEATS = 3
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -92,6 +92,17 @@ async def verify_figures(url: str) -> list[Figure]:
     return [lower_is_better("verify", ours, theirs, "s", 1.5), memory]
 
 
+async def verify_under_load_figure(url: str) -> Figure:
+    say(f"verify under load: a tree of {verify_under_load.CHAIN:,} lines, checked idle, then while "
+        f"{verify_under_load.WRITERS} writers append…")
+    found = await verify_under_load.measure(url)
+    say("verify under load: idle {:.3f} s ({:.3f}–{:.3f}), loaded {:.3f} s ({:.3f}–{:.3f}), {:.0f} lines/s appended, "
+        "up to {} lines past the head read before a check".format(
+            found["idle_s"], *found["idle_range"], found["loaded_s"], *found["loaded_range"], found["lines_per_s"],
+            found["grew_during_check"]))
+    return lower_is_better("verify_under_load", found["loaded_s"], found["idle_s"], "s", 3)
+
+
 def tree_read_figure(server: str) -> Figure | None:
     say("tree read: bench.tree_read.measure(tasks=1000, runs=20)…")
     done = subprocess.run([sys.executable, "-c", TREE_READ, server], cwd=ingest.ROOT, capture_output=True,
@@ -111,6 +122,8 @@ async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
             figures += await ingest_figures(url)
         if "verify" in workloads:
             figures += await verify_figures(url)
+        if "verify_under_load" in workloads:
+            figures.append(await verify_under_load_figure(url))
     if "tree_read" in workloads and (figure := tree_read_figure(server)) is not None:
         figures.append(figure)
     return figures

@@ -33,6 +33,8 @@ from graphql import (
 )
 from strawberry.extensions import SchemaExtension
 
+from models.errors import BadInput
+
 TEXT_SCALARS = frozenset({"String", "ID"})
 NUL = "\x00"
 
@@ -123,7 +125,8 @@ class RefuseNul(SchemaExtension):
                 found = next(nul_paths(context.schema._schema, document, operation, context.variables or {}, escapes),
                              None)
                 if found:
-                    context.result = ExecutionResult(data=None, errors=[GraphQLError(
-                        f"{found} holds a NUL character (U+0000), which agentlog does not take; leave it out."
-                    )])
+                    refusal = BadInput(f"{found} holds a NUL character (U+0000), which agentlog does not take; "
+                                       "leave it out.")
+                    error = GraphQLError(refusal.message, original_error=refusal)
+                    context.result = ExecutionResult(data=None, errors=[error])
         yield

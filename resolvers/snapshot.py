@@ -36,6 +36,7 @@ async def read_snapshot() -> AsyncIterator[Any]:
     reader = SqliteClient(client.filename, connection_name=client.connection_name, **client.pragmas)
     await reader.create_connection(with_db=True)
     try:
+        # tortoise-orm 1.1.9: SqliteClient._in_transaction, a transaction on this unregistered client.
         async with reader._in_transaction() as conn:
             yield conn
     finally:

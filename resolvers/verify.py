@@ -25,7 +25,7 @@ PAGE = {
     "postgres": f'SELECT {SELECT} FROM "trace_event" WHERE "root_id" = $1 AND "seq" > $2 ORDER BY "seq" LIMIT $3',
     "sqlite": f'SELECT {SELECT} FROM "trace_event" WHERE "root_id" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?',
 }
-TASK = COLUMNS.index("task_id")
+SEQ, TASK = COLUMNS.index("seq"), COLUMNS.index("task_id")
 MARK_AT = tuple(COLUMNS.index(column) for column in MARKED)
 SQLITE_TYPED = tuple(
     (i, TraceEvent._meta.fields_map[column].to_python_value)
@@ -70,7 +70,7 @@ async def verify_tree(root: AgentTask, conn: Any = None) -> TraceCheck:
             feed(read(row))
         if len(rows) < BATCH:
             break
-        after = rows[-1][0]
+        after = rows[-1][SEQ]
     return checker.finish(root.chain_length, root.chain_head)
 
 
