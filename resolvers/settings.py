@@ -46,3 +46,13 @@ def max_tokens() -> int:
 
 def max_body_bytes() -> int:
     return _number("AGENTLOG_MAX_BODY_BYTES", 16 * 1024 * 1024)
+
+
+EXECUTORS = ("fast", "stock")
+
+
+def executor() -> str:
+    raw = (os.environ.get("AGENTLOG_EXECUTOR") or "fast").strip().lower()
+    if raw not in EXECUTORS:
+        raise BadInput(f"AGENTLOG_EXECUTOR must be fast or stock, not {raw!r}.")
+    return raw
