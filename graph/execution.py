@@ -11,7 +11,24 @@
 Every value is still coerced by the field's GraphQL type. Whatever could end in an error (a null for a
 non-null field, a value the type refuses, a property that raises) is handed to the ordinary path, which
 reports it exactly as graphql-core does.
+
+It is used only with AGENTLOG_EXECUTOR=fast (the default); `stock` runs graphql-core's executor as strawberry
+sets it up, and tests/test_executors.py holds both to byte-identical answers on a corpus of queries.
 """
+
+# Private and internal APIs this module relies on, checked against strawberry-graphql 0.341.2,
+# graphql-core 3.3.2 and CPython 3.11.7 (look again at each when any of them is upgraded):
+# - graphql-core ExecutionContext internals, overridden or called with their 3.3 signatures (position_context,
+#   the tuple collect_subfields returns): execute_fields, execute_field, complete_awaitable_value,
+#   complete_value, complete_list_value, complete_list_item_value, collect_subfields,
+#   collect_and_execute_subfields, handle_field_error, settle_in_background, get_stream_usage, is_awaitable,
+#   abort_signal, middleware_manager; graphql.execution.collect_fields.FieldDetailsList and GroupedFieldSet
+#   (each FieldDetails' .node); graphql.pyutils.gather_with_cancel.
+# - strawberry: strawberry.schema.schema.StrawberryGraphQLCoreExecutionContext,
+#   GraphQLCoreConverter.DEFINITION_BACKREF, Schema._schema, the field definition's is_basic_field,
+#   python_name, extensions and base_resolver (its arguments, self_parameter, info_parameter, root_parameter,
+#   parent_parameter, signature, wrapped_func), Info(_raw_info=, _field=), and the wrapped_cls of its enum types.
+# - asyncio: the _asyncio_future_blocking mark a task reads on the future a coroutine yields (Resumed).
 
 from __future__ import annotations
 

@@ -85,6 +85,9 @@ class Schema(strawberry.Schema):
 
 
 def build_schema() -> strawberry.Schema:
+    """With AGENTLOG_EXECUTOR=fast (the default) requests run on graph/execution.py; with `stock`, on
+    graphql-core's executor as strawberry sets it up."""
+    fast = settings.executor() == "fast"
     limits = query_limits(settings.max_depth(), settings.max_aliases(), settings.max_tokens())
     schema = Schema(
         query=merge_types("Query", QUERIES),
@@ -92,9 +95,9 @@ def build_schema() -> strawberry.Schema:
         subscription=Subscription,
         extensions=[RequestOutcome, *limits, *document_caches(), RefuseNul, ErrorCodes],
         config=StrawberryConfig(scalar_map=SCALARS),
-        execution_context_class=TreeExecution,
+        execution_context_class=TreeExecution if fast else None,
     )
-    return direct_resolvers(schema)
+    return direct_resolvers(schema) if fast else schema
 
 
 def export() -> str:

@@ -61,6 +61,11 @@ class Settings(BaseSettings):
     otlp_wait_s: float = setting(
         60, "seconds an OTLP span waits for its agent parent before it hangs under a stand-in task", gt=0
     )
+    executor: Literal["fast", "stock"] = setting(
+        "fast",
+        "`fast` runs queries on `graph/execution.py` (shortcuts for big nested reads); `stock` on graphql-core's "
+        "own executor. Both answer byte for byte alike (`tests/test_executors.py`)",
+    )
     subscriber_queue: int = setting(
         256, "events waiting for one subscriber before it is disconnected with `FELL_BEHIND`", ge=1
     )
@@ -202,3 +207,7 @@ def max_body_bytes() -> int:
 
 def otlp_wait_s() -> float:
     return current().otlp_wait_s
+
+
+def executor() -> str:
+    return current().executor
