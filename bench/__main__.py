@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 
 from tortoise import Tortoise
 
-from bench import ingest, ingest_baseline, verify
+from bench import ingest, ingest_baseline, otlp, verify
 from bench.common import (
     SERVER,
     Figure,
@@ -31,7 +31,7 @@ from bench.common import (
 from models import AgentTask, db
 from resolvers.verify import verify_tree
 
-WORKLOADS = ("ingest", "verify", "tree_read")
+WORKLOADS = ("ingest", "verify", "tree_read", "otlp")
 REPEATS = 3
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -87,6 +87,25 @@ async def verify_figures(url: str) -> list[Figure]:
     return [lower_is_better("verify", ours, theirs, "s", 1.5), memory]
 
 
+async def otlp_figures(url: str, repeats: int = 5) -> list[Figure]:
+    """Each run ingests a new copy of the trace; agentlog and the baseline alternate, and the medians count."""
+    ours, theirs = [], []
+    async with ingest.served(url) as base:
+        for n in range(1, repeats + 1):
+            say(f"otlp ({n}/{repeats}): the baseline (asyncpg COPY), then {otlp.SPANS} spans by the OTLP exporter…")
+            theirs.append(otlp.SPANS / await otlp.baseline(url, otlp.make_spans()))
+            spans = otlp.make_spans()
+            ours.append(otlp.SPANS / await asyncio.to_thread(otlp.ingest, base, spans))
+    say(f"otlp: agentlog {min(ours):,.0f}-{max(ours):,.0f} spans/s, baseline {min(theirs):,.0f}-{max(theirs):,.0f}")
+    spread = {"agentlog": sorted(round(x) for x in ours), "baseline": sorted(round(x) for x in theirs)}
+    (ingest.ROOT / "bench" / "otlp_runs.json").write_text(json.dumps(spread) + "\n")
+    mine, raw = statistics.median(ours), statistics.median(theirs)
+    return [
+        higher_is_better("otlp_ingest", mine, raw, "spans/s", 3300, of_baseline=False),
+        higher_is_better("otlp_ingest_vs_raw", mine, raw, "spans/s", 0.5, of_baseline=True),
+    ]
+
+
 def tree_read_figure(server: str) -> Figure | None:
     say("tree read: bench.tree_read.measure(tasks=1000, runs=20)…")
     done = subprocess.run([sys.executable, "-c", TREE_READ, server], cwd=ingest.ROOT, capture_output=True,
@@ -108,6 +127,8 @@ async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
                 figures += await ingest_figures(url)
             if "verify" in workloads:
                 figures += await verify_figures(url)
+            if "otlp" in workloads:
+                figures += await otlp_figures(url)
         finally:
             await Tortoise.close_connections()
     if "tree_read" in workloads and (figure := tree_read_figure(server)) is not None:
