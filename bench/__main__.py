@@ -16,7 +16,7 @@ import time
 from datetime import datetime, timezone
 
 
-from bench import ingest, ingest_baseline, ingest_kit, verify, verify_under_load
+from bench import ingest, ingest_baseline, ingest_kit, otlp, verify, verify_under_load
 from bench.common import (
     SERVER,
     Figure,
@@ -30,7 +30,7 @@ from bench.common import (
 from models import AgentTask
 from resolvers.verify import verify_tree
 
-WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read")
+WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp")
 REPEATS = 3
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -103,6 +103,25 @@ async def verify_under_load_figure(url: str) -> Figure:
     return lower_is_better("verify_under_load", found["loaded_s"], found["idle_s"], "s", 3)
 
 
+async def otlp_figures(url: str, repeats: int = 5) -> list[Figure]:
+    """Each run ingests a new copy of the trace; agentlog and the baseline alternate, and the medians count."""
+    ours, theirs = [], []
+    async with ingest.served(url) as base:
+        for n in range(1, repeats + 1):
+            say(f"otlp ({n}/{repeats}): the baseline (asyncpg COPY), then {otlp.SPANS} spans by the OTLP exporter…")
+            theirs.append(otlp.SPANS / await otlp.baseline(url, otlp.make_spans()))
+            spans = otlp.make_spans()
+            ours.append(otlp.SPANS / await asyncio.to_thread(otlp.ingest, base, spans))
+    say(f"otlp: agentlog {min(ours):,.0f}-{max(ours):,.0f} spans/s, baseline {min(theirs):,.0f}-{max(theirs):,.0f}")
+    spread = {"agentlog": sorted(round(x) for x in ours), "baseline": sorted(round(x) for x in theirs)}
+    (ingest.ROOT / "bench" / "otlp_runs.json").write_text(json.dumps(spread) + "\n")
+    mine, raw = statistics.median(ours), statistics.median(theirs)
+    return [
+        higher_is_better("otlp_ingest", mine, raw, "spans/s", 3300, of_baseline=False),
+        higher_is_better("otlp_ingest_vs_raw", mine, raw, "spans/s", 0.5, of_baseline=True),
+    ]
+
+
 def tree_read_figure(server: str) -> Figure | None:
     say("tree read: bench.tree_read.measure(tasks=1000, runs=20)…")
     done = subprocess.run([sys.executable, "-c", TREE_READ, server], cwd=ingest.ROOT, capture_output=True,
@@ -124,6 +143,8 @@ async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
             figures += await verify_figures(url)
         if "verify_under_load" in workloads:
             figures.append(await verify_under_load_figure(url))
+        if "otlp" in workloads:
+            figures += await otlp_figures(url)
     if "tree_read" in workloads and (figure := tree_read_figure(server)) is not None:
         figures.append(figure)
     return figures

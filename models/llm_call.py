@@ -20,7 +20,7 @@ class LlmCall(Model):
     input_tokens = fields.BigIntField()
     output_tokens = fields.BigIntField()
     cost_micros = fields.BigIntField()
-    cost_source = fields.CharField(max_length=16, default="KIT")
+    cost_source = fields.CharField(max_length=16, default="KIT", db_default="KIT")
     cached_input_tokens = fields.BigIntField(null=True)
     duration_ms = fields.IntField(null=True)
     at = fields.DatetimeField()

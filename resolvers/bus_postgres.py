@@ -26,6 +26,13 @@ async def notify(event: str, task: AgentTask) -> None:
     await get_connection("default").execute_query("SELECT pg_notify($1, $2)", [CHANNEL, text])
 
 
+async def notify_many(events: list[tuple[str, AgentTask]]) -> None:
+    texts = [notice_of(event, task).to_text() for event, task in events]
+    await get_connection("default").execute_query(
+        "SELECT pg_notify($1, t) FROM unnest($2::text[]) WITH ORDINALITY AS n(t, i) ORDER BY i", [CHANNEL, texts]
+    )
+
+
 def connection_settings() -> dict[str, Any]:
     """How the ORM connects, for a connection of our own."""
     client = get_connection("default")
@@ -98,7 +105,7 @@ class Listener:
 async def listening(hub: Hub) -> AsyncIterator[Listener]:
     listener = Listener(hub, connection_settings())
     await listener.start()
-    add_publisher(notify)
+    add_publisher(notify, many=notify_many)
     try:
         yield listener
     finally:

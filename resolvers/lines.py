@@ -126,16 +126,17 @@ CALL_COLUMNS = (
 )
 
 
-async def price_drafts(tenant: str, drafts: list[Draft], at: datetime, conn: Any) -> None:
-    """Model calls sent without a cost are priced from the tenant's table as of `at`; a cost sent always wins."""
-    unpriced = [d for d in drafts if d.call is not None and d.call["cost_micros"] is None]
+async def price_drafts(tenant: str, timed: list[tuple[Draft, datetime]], conn: Any) -> None:
+    """Model calls sent without a cost are priced from the tenant's table as it stood at each call's time, in one
+    read of the table; a cost sent always wins."""
+    unpriced = [(d, at) for d, at in timed if d.call is not None and d.call["cost_micros"] is None]
     if not unpriced:
         return
     usages = [
         prices.Usage(c["model"], c["provider"], c["input_tokens"], c["output_tokens"], c["cached_input_tokens"], at)
-        for c in (d.call for d in unpriced)
+        for c, at in ((d.call, at) for d, at in unpriced)
     ]
-    for d, (cost, source) in zip(unpriced, await prices.price_all(tenant, usages, conn)):
+    for (d, _), (cost, source) in zip(unpriced, await prices.price_all(tenant, usages, conn)):
         c = d.call
         c["cost_micros"], c["cost_source"] = cost, source
         d.figures = d.figures[:3] + (cost,) + d.figures[4:]
@@ -191,7 +192,8 @@ async def record(
         turn = await _next_turn(task, conn) if any(d.call and d.by_tool is None for d in checked) else 0
         every_line = withheld_reason(logging)
         task_id = str(task.id)
-        await price_drafts(kit.tenant, checked, now(), conn)
+        at = now()
+        await price_drafts(kit.tenant, [(d, at) for d in checked], conn)
         steps, calls = [], []
         for d in checked:
             at = now()

@@ -24,9 +24,9 @@ from tortoise.transactions import in_transaction
 from models import AgentTask
 from models.chain import compact_json
 from resolvers import lines, sentences, settings
-from resolvers.events import publish_task
+from resolvers.events import publish_tasks
 from resolvers.kit import ENDED_EVENTS
-from resolvers.otlp_mapping import AGENT, LLM, OTHER, Mapped, map_request
+from resolvers.otlp_mapping import AGENT, LLM, OTHER, Mapped, drafts_of, map_request
 from resolvers.withheld import withheld_reason
 from resolvers.write_path import append_many, insert_rows, lock_tree, new_step, placeholders
 
@@ -39,9 +39,14 @@ MISSING = object()
 RANKS = {"STARTED": 0, "MODEL_CALL": 1, "TOOL_CALL": 1, "TOOL_RESULT": 2, "ENDED": 3}
 
 SPAN_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us", "placed", "task_id")
+SPAN_NAMES = '"tenant","trace_id","span_id","parent_span_id","kind","body","received_us","placed","task_id"'
 STORE = (
-    'INSERT INTO "otlp_span" ("tenant","trace_id","span_id","parent_span_id","kind","body","received_us","placed",'
-    '"task_id") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) ON CONFLICT ("tenant","trace_id","span_id") DO NOTHING'
+    f'INSERT INTO "otlp_span" ({SPAN_NAMES}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) '
+    'ON CONFLICT ("tenant","trace_id","span_id") DO NOTHING'
+)
+STORE_ARRAYS = (
+    f'INSERT INTO "otlp_span" ({SPAN_NAMES}) SELECT * FROM unnest($1::text[],$2::text[],$3::text[],$4::text[],'
+    '$5::text[],$6::text[],$7::bigint[],$8::boolean[],$9::uuid[]) ON CONFLICT ("tenant","trace_id","span_id") DO NOTHING'
 )
 TRACE_SPANS = (
     'SELECT "span_id","parent_span_id","kind","body","received_us","placed","task_id" FROM "otlp_span" '
@@ -50,12 +55,18 @@ TRACE_SPANS = (
 MARK_PLACED = (
     'UPDATE "otlp_span" SET "placed"=$1, "body"=NULL, "task_id"=$2 WHERE "tenant"=$3 AND "trace_id"=$4 AND "span_id"=$5'
 )
+MARK_PLACED_ARRAYS = (
+    'UPDATE "otlp_span" SET "placed"=TRUE, "body"=NULL, "task_id"=v."task_id" '
+    'FROM unnest($3::text[], $4::uuid[]) AS v("span_id", "task_id") '
+    'WHERE "otlp_span"."tenant"=$1 AND "otlp_span"."trace_id"=$2 AND "otlp_span"."span_id"=v."span_id"'
+)
 WAITING = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_span" WHERE "placed"=$1 AND "received_us"<=$2'
 TASK_COLUMNS = (
     "id", "tenant", "agent", "skill", "cause", "given", "requester_id", "actor_id", "status", "outcome", "result",
     "started_at", "ended_at", "session", "parent_id", "root_id", "depth", "sequence", "path", "chain_length",
     "chain_head", "withheld",
 )
+EMPTY_TASK = dict.fromkeys(AgentTask._meta.fields_map)
 SIBLINGS = 'SELECT "parent_id", COUNT(*) AS "n" FROM "agent_task" WHERE "parent_id" IN ({}) GROUP BY "parent_id"'
 LAST_TURNS = 'SELECT "task_id", MAX("turn") AS "last" FROM "llm_call" WHERE "task_id" IN ({}) GROUP BY "task_id"'
 LOGGING = 'SELECT "name","logging" FROM "agent" WHERE "tenant"=$1 AND "name" IN ({})'
@@ -91,7 +102,10 @@ async def store(tenant: str, spans: list[Mapped], now: datetime) -> None:
     if not rows:
         return
     async with in_transaction() as conn:
-        await conn.execute_many(placeholders(conn, STORE), rows)
+        if conn.capabilities.dialect == "postgres":
+            await conn.execute_query(STORE_ARRAYS, [list(column) for column in zip(*rows)])
+        else:
+            await conn.execute_many(placeholders(conn, STORE), rows)
 
 
 def targets(spans: dict[str, dict[str, Any]], due_us: int) -> dict[str, tuple]:
@@ -148,7 +162,7 @@ class Placing:
         self.children: dict[uuid.UUID, int] = {}
         self.logging: dict[str, str | None] = {}
         self.steps: list[tuple[tuple, Any, dict | None, AgentTask]] = []
-        self.marks: list[tuple] = []
+        self.marks: list[tuple[str, str | None]] = []
         self.stand_in_row: tuple | None = None
 
     async def existing(self, task_ids: set[uuid.UUID]) -> None:
@@ -181,15 +195,16 @@ class Placing:
                   failed: bool, message: str | None, actor: str) -> AgentTask:
         reason = self.withheld(fields["agent"])
         status = "FAILED" if failed else "DONE"
-        task = AgentTask(
-            id=uuid.uuid4(), tenant=self.tenant, agent=fields["agent"], skill=fields["skill"],
-            cause="SPAWN" if parent else "REQUEST", given=None if reason else fields.get("given"),
-            requester_id=fields.get("requester"), actor_id=actor, status=status,
-            outcome=message if failed else None,
-            result=None if reason or fields.get("result") is None else compact_json(fields["result"]),
-            started_at=start, ended_at=end, session=fields.get("session") or (parent.session if parent else None),
-            withheld=reason, chain_length=0, chain_head="0" * 64,
-        )
+        task = AgentTask._init_from_db(**{
+            **EMPTY_TASK, "id": uuid.uuid4(), "tenant": self.tenant, "agent": fields["agent"],
+            "skill": fields["skill"], "cause": "SPAWN" if parent else "REQUEST",
+            "given": None if reason else fields.get("given"), "requester_id": fields.get("requester"),
+            "actor_id": actor, "status": status, "outcome": message if failed else None,
+            "result": None if reason or fields.get("result") is None else compact_json(fields["result"]),
+            "started_at": start, "ended_at": end,
+            "session": fields.get("session") or (parent.session if parent else None), "withheld": reason,
+            "chain_length": 0, "chain_head": "0" * 64,
+        })
         if parent is None:
             task.parent_id, task.root_id, task.depth, task.sequence, task.path = None, task.id, 0, 1, str(task.id)
             self.roots[task.id] = task
@@ -220,27 +235,39 @@ class Placing:
         self.steps.sort(key=lambda s: s[0])
         turns = await self._last_turns()
         calls, by_root = [], {}
+        ids = {task.id: str(task.id) for task in self.tasks.values()}
         for (root_id, at, _, _), (kind, summary, payload, figures, reason, by_tool), call, task in self.steps:
-            call_id = None
+            task_id, call_id = ids[task.id], None
             if call is not None:
                 call_id = uuid.uuid4()
                 turn = None
                 if by_tool is None:
                     turn = turns[task.id] = turns.get(task.id, 0) + 1
                 calls.append((
-                    str(call_id), self.tenant, str(task.id), task.path, turn, task.agent, call["model"],
+                    str(call_id), self.tenant, task_id, task.path, turn, task.agent, call["model"],
                     call["provider"], call["route_rule"], call["attempts"], call["input_tokens"],
                     call["output_tokens"], call["cost_micros"], call["duration_ms"], at, by_tool,
                     call["cost_source"], call["cached_input_tokens"],
                 ))
-            step = new_step(kind, str(task.id), at, summary, payload, figures, reason, call_id, by_tool)
+            step = new_step(kind, task_id, at, summary, payload, figures, reason, call_id, by_tool)
             by_root.setdefault(root_id, []).append(step)
         if calls:
             await insert_rows(self.conn, "llm_call", lines.CALL_COLUMNS, calls)
         for root_id, steps in by_root.items():
             await append_many(self.roots[root_id], steps, self.conn)
-        if self.marks:
-            await self.conn.execute_many(placeholders(self.conn, MARK_PLACED), self.marks)
+        await self._mark_placed()
+
+    async def _mark_placed(self) -> None:
+        """Placed spans keep their ids and lose their bodies; an agent span keeps the task it became."""
+        if not self.marks:
+            return
+        if self.conn.capabilities.dialect == "postgres":
+            span_ids = [span_id for span_id, _ in self.marks]
+            task_ids = [task_id for _, task_id in self.marks]
+            await self.conn.execute_query(MARK_PLACED_ARRAYS, [self.tenant, self.trace_id, span_ids, task_ids])
+            return
+        rows = [(True, task_id, self.tenant, self.trace_id, span_id) for span_id, task_id in self.marks]
+        await self.conn.execute_many(placeholders(self.conn, MARK_PLACED), rows)
 
     async def _last_turns(self) -> dict[uuid.UUID, int]:
         old = sorted({task.id for *_, call, task in self.steps if call is not None} - {t.id for t in self.new_tasks})
@@ -265,8 +292,11 @@ def _depth(span_id: str, found: dict[str, tuple]) -> int:
     return depth
 
 
-async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float) -> int:
-    """Places every span of the trace that can be placed now; returns how many were."""
+async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
+                      fresh: dict[str, Mapped] | None = None) -> int:
+    """Places every span of the trace that can be placed now; returns how many were. Spans of the export being
+    taken (`fresh`) are used as mapped, the others as stored."""
+    fresh = fresh or {}
     async with in_transaction() as conn:
         await _lock_trace(conn, tenant, trace_id)
         rows = await conn.execute_query_dict(placeholders(conn, TRACE_SPANS), [tenant, trace_id])
@@ -275,7 +305,7 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float) 
         if not found:
             return 0
         placing = Placing(tenant, trace_id, conn)
-        bodies = {sid: json.loads(spans[sid]["body"]) for sid in found}
+        bodies = {sid: fresh[sid].body() if sid in fresh else json.loads(spans[sid]["body"]) for sid in found}
         existing = {t[1] for t in found.values() if t[0] == "task"}
         stand_in_row = spans.get(STAND_IN_SPAN)
         if stand_in_row is not None and stand_in_row["task_id"] is not None:
@@ -316,7 +346,7 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float) 
             task = placing.make_task(parent_of(found[sid]), f, time_of(body["start"]), time_of(body["end"]),
                                      body["failed"], body["statusMessage"], f.get("actor") or f["agent"])
             made[sid] = task
-            placing.marks.append((True, str(task.id), tenant, trace_id, sid))
+            placing.marks.append((sid, str(task.id)))
         priced = []
         for sid, target in found.items():
             kind = spans[sid]["kind"]
@@ -325,38 +355,33 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float) 
             body = bodies[sid]
             task = parent_of(target)
             start, end = time_of(body["start"]), time_of(body["end"])
-            duration = max(0, (body["end"] - body["start"]) // 1_000_000)
-            f = {**body["fields"], "duration_ms": duration}
+            drafts = fresh[sid].drafts if sid in fresh else drafts_of(kind, body["fields"])
             if kind == LLM:
-                draft = lines.model_call(f)
-                priced.append((draft, end, task))
+                priced.append((drafts[0], end, task))
             else:
-                call = lines.tool_call(f)
+                call, result = drafts
                 placing.line(task, call.kind, start, call.summary, call.payload, call.figures)
-                result = lines.tool_result({**f, "output": f.get("output"), "is_error": body["failed"]})
                 placing.line(task, result.kind, end, result.summary, result.payload, result.figures)
-            placing.marks.append((True, None, tenant, trace_id, sid))
-        for at in sorted({at for _, at, _ in priced}):
-            group = [d for d, when, _ in priced if when == at]
-            await lines.price_drafts(tenant, group, at, conn)
+            placing.marks.append((sid, None))
+        await lines.price_drafts(tenant, [(draft, at) for draft, at, _ in priced], conn)
         for draft, at, task in priced:
             placing.line(task, draft.kind, at, draft.summary, draft.payload, draft.figures, draft.by_tool, draft.call)
         if placing.stand_in_row is not None:
-            await conn.execute_many(placeholders(conn, STORE), [placing.stand_in_row])
+            await conn.execute_query(placeholders(conn, STORE), list(placing.stand_in_row))
         await placing.write()
         placed = len(found)
-    for task in placing.new_tasks:
-        await publish_task("AgentTaskStarted", task)
-        await publish_task(ENDED_EVENTS[task.status], task)
+    await publish_tasks([("AgentTaskStarted", task) for task in placing.new_tasks]
+                        + [(ENDED_EVENTS[task.status], task) for task in placing.new_tasks])
     return placed
 
 
-async def place(tenant: str, trace_ids: set[str], now: datetime | None = None) -> None:
+async def place(tenant: str, trace_ids: set[str], now: datetime | None = None,
+                fresh: dict[str, Mapped] | None = None) -> None:
     """Places what each trace lets be placed; what cannot be placed yet stays stored for the sweep."""
     when = now or datetime.now(timezone.utc)
     for trace_id in sorted(trace_ids):
         try:
-            await place_trace(tenant, trace_id, when, settings.otlp_wait_s())
+            await place_trace(tenant, trace_id, when, settings.otlp_wait_s(), fresh)
         except Exception:
             log.exception("could not place trace %s yet; it stays stored and is tried again", trace_id)
 
@@ -379,7 +404,7 @@ async def take_export(tenant: str, request: Any, now: datetime | None = None) ->
     mapped, rejected, message = map_request(request)
     when = now or datetime.now(timezone.utc)
     await store(tenant, mapped, when)
-    await place(tenant, {s.trace_id for s in mapped}, when)
+    await place(tenant, {s.trace_id for s in mapped}, when, {s.span_id: s for s in mapped})
     return Taken(len(mapped), rejected, message)
 
 

@@ -96,6 +96,7 @@ class Mapped:
     failed: bool = False
     status_message: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
+    drafts: tuple[lines.Draft, ...] = ()
 
     def body(self) -> dict[str, Any]:
         return {"name": self.name, "start": self.start_ns, "end": self.end_ns, "failed": self.failed,
@@ -140,9 +141,12 @@ def _first(attrs: dict[str, Any], names: tuple[str, ...]) -> Any:
     return None
 
 
+JSON_STARTS = frozenset('[{"')
+
+
 def _json_or_text(value: Any) -> Any:
     """Content attributes carry JSON as a string; a string that is not JSON is kept as it is."""
-    if isinstance(value, str):
+    if isinstance(value, str) and value.lstrip()[:1] in JSON_STARTS:
         try:
             return json.loads(value)
         except ValueError:
@@ -235,7 +239,7 @@ def map_span(resource_attrs: dict[str, Any], span: Any) -> Mapped:
 
 
 def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: dict[str, Any]) -> None:
-    """Defaults, content from the older places, and the kit's own checks."""
+    """Defaults, content from the older places, and the kit's own checks, whose drafts are kept."""
     f = mapped.fields
     if mapped.kind == AGENT:
         f["agent"] = f["agent"] or "unknown"
@@ -259,13 +263,18 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
         f["output_tokens"] = f["output_tokens"] or 0
         if f["model"] is None:
             raise BadInput("a model call span names no model (gen_ai.request.model or llm.model_name).")
-        lines.model_call(f)
-        return
-    if f["tool"] is None:
+    elif f["tool"] is None:
         raise BadInput("a tool span names no tool (gen_ai.tool.name or tool.name).")
-    f["input"] = _json_or_text(f["input"])
-    lines.tool_call(f)
-    lines.tool_result({**f, "is_error": mapped.failed})
+    f["duration_ms"] = (mapped.end_ns - mapped.start_ns) // 1_000_000
+    f["is_error"] = mapped.failed
+    mapped.drafts = drafts_of(mapped.kind, f)
+
+
+def drafts_of(kind: str, fields: dict[str, Any]) -> tuple[lines.Draft, ...]:
+    """The lines a model call or tool span becomes, checked as the kit's mutations check them."""
+    if kind == LLM:
+        return (lines.model_call(fields),)
+    return lines.tool_call(fields), lines.tool_result(fields)
 
 
 def map_request(request: Any) -> tuple[list[Mapped], int, str | None]:

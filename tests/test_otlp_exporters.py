@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Status, StatusCode, set_span_in_context
 
 from permissions.tokens import issue_token
-from tests.servers import Server, start_server
+from tests.servers import Server, start_server, subscribed
 from tests.shop import ROLES
 
 TREE = """
@@ -290,3 +290,45 @@ def test_acknowledged_spans_survive_a_sigkill_before_they_are_placed(database, m
         assert [c["model"] for c in stand_in["calls"]] == ["Orphaned"]
     finally:
         third.stop()
+
+
+async def test_subscribers_hear_ingested_work_start_and_end(server):
+    tenant = Tenant(server)
+    tenant.define_policies()
+
+    async with subscribed(server, tenant.noor) as subscriber:
+        with tenant.tracing(tenant.exporter()) as tracer:
+            genai_estimate(tracer, helpers=1)
+        [task] = tenant.roots()
+        heard = await subscriber.events_until(task["id"])
+        heard += await subscriber.events_until(task["id"])
+
+    helper = task["subtree"][0]["id"]
+    assert ("AgentTaskStarted", task["id"]) in heard and ("AgentTaskFinished", task["id"]) in heard
+    assert ("AgentTaskStarted", helper) in heard
+
+
+def test_hostile_bodies_sent_to_the_server_write_nothing(server):
+    tenant = Tenant(server)
+    tenant.define_policies()
+    kept = InMemorySpanExporter()
+    with tenant.tracing(kept) as tracer:
+        with tracer.start_as_current_span("invoke_agent Estimator", attributes={
+                "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "ZZZZ", "input.value": "x" * 10_000_000}):
+            pass
+    huge = encode_spans(kept.get_finished_spans()).SerializeToString()
+    bad_utf8 = huge.replace(b"ZZZZ", b"\xff\xfe\xfd\xfc")
+    deep = ("[" * 200_000 + "]" * 200_000).encode()
+    headers = {"Authorization": f"Bearer {tenant.kit}", "Content-Type": "application/x-protobuf"}
+
+    answers = [
+        httpx.post(f"{server.url}/v1/traces", content=huge, headers=headers, timeout=60),
+        httpx.post(f"{server.url}/v1/traces", content=bad_utf8, headers=headers, timeout=60),
+        httpx.post(f"{server.url}/v1/traces", content=deep, headers={**headers, "Content-Type": "application/json"},
+                   timeout=60),
+        httpx.post(f"{server.url}/v1/traces", content=b"\x1f\x8b" + b"\0" * 100, timeout=60,
+                   headers={**headers, "Content-Encoding": "gzip"}),
+    ]
+
+    assert [a.status_code in (400, 413) for a in answers] == [True] * 4
+    assert tenant.roots() == []

@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
     initial = False
 
     operations = [
-        ops.AddField(model_name='LlmCall', name='cost_source', field=fields.CharField(default='KIT', max_length=16)),
+        ops.AddField(model_name='LlmCall', name='cost_source', field=fields.CharField(default='KIT', db_default='KIT', max_length=16)),
         ops.AddField(model_name='LlmCall', name='cached_input_tokens', field=fields.BigIntField(null=True)),
         ops.CreateModel(
             name='ModelPrice',

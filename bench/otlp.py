@@ -1,0 +1,234 @@
+"""OTLP ingest: one 1,000-span trace sent by the OpenTelemetry SDK's OTLP/HTTP exporter in 512-span batches,
+timed until all of it is readable through GraphQL; the baseline writes the same rows with asyncpg.
+
+The shape is the peer benchmark's: depth 5, fan-out 4, 188 agent spans, 562 LLM spans and 250 tool spans,
+300-byte inputs and outputs. The spans are made first (in memory, in the order they end, as a running agent
+ends them); the clock runs from the first export to the GraphQL answer that holds every span.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from datetime import datetime, timezone
+
+import asyncpg
+import httpx
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import set_span_in_context
+
+from bench.common import TENANT, raw_commit, raw_fixed, raw_line_hash
+from bench.ingest import SECRET
+from models.chain import GENESIS, compact_json
+from permissions.tokens import issue_token
+from resolvers import sentences
+
+AGENTS, LLMS, TOOLS, DEPTH, FAN_OUT = 188, 562, 250, 5, 4
+SPANS = AGENTS + LLMS + TOOLS
+BATCH = 512
+GIVE_UP_S = 120
+TEXT = ("The rear brake does not bite; the pads are worn to the metal and the cable is frayed near the lever. " * 4)[:300]
+READ = "query($id: ID!) { task(id: $id) { chainLength subtree { id } cost { allInModelCalls } } }"
+LINES = AGENTS * 2 + LLMS + TOOLS * 2
+ROOTS = "{ tasks(filter: { rootsOnly: true, agent: \"Estimator\" }, first: 1) { edges { node { id } } } }"
+
+
+def agent_tree() -> list[int | None]:
+    """Each agent's parent index, breadth first: 1 + 4 + 16 + 64 + 103 = 188 agents, five levels deep."""
+    parents: list[int | None] = [None]
+    level = [0]
+    while len(parents) < AGENTS:
+        below = []
+        for parent in level:
+            for _ in range(FAN_OUT):
+                if len(parents) == AGENTS:
+                    break
+                parents.append(parent)
+                below.append(len(parents) - 1)
+        level = below
+    return parents
+
+
+def make_spans() -> list[ReadableSpan]:
+    """The trace, ended children first, as a framework ends it."""
+    kept = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "workshop"}))
+    provider.add_span_processor(SimpleSpanProcessor(kept))
+    tracer = provider.get_tracer("bench")
+    parents = agent_tree()
+    children: dict[int, list[int]] = {}
+    for index, parent in enumerate(parents):
+        if parent is not None:
+            children.setdefault(parent, []).append(index)
+    llms = [LLMS // AGENTS + (1 if i < LLMS % AGENTS else 0) for i in range(AGENTS)]
+    tools = [TOOLS // AGENTS + (1 if i < TOOLS % AGENTS else 0) for i in range(AGENTS)]
+
+    def run(index: int, context) -> None:
+        name = "Estimator" if index == 0 else f"Helper{index % 7}"
+        span = tracer.start_span(f"invoke_agent {name}", context=context, attributes={
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name, "enduser.id": "mia",
+            "input.value": TEXT, "output.value": TEXT,
+        })
+        inner = set_span_in_context(span)
+        for n in range(llms[index]):
+            tracer.start_span("chat Everyday", context=inner, attributes={
+                "gen_ai.operation.name": "chat", "gen_ai.request.model": "Everyday", "gen_ai.provider.name": "scripted",
+                "gen_ai.usage.input_tokens": 800, "gen_ai.usage.output_tokens": 60, "agentlog.cost_micros": 210,
+                "gen_ai.input.messages": TEXT, "gen_ai.output.messages": TEXT,
+            }).end()
+        for n in range(tools[index]):
+            tracer.start_span("execute_tool PartsFor", context=inner, attributes={
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "PartsFor",
+                "gen_ai.tool.call.id": f"c{index}-{n}", "gen_ai.tool.call.arguments": TEXT,
+                "gen_ai.tool.call.result": TEXT,
+            }).end()
+        for child in children.get(index, []):
+            run(child, inner)
+        span.end()
+
+    run(0, None)
+    provider.shutdown()
+    spans = list(kept.get_finished_spans())
+    assert len(spans) == SPANS
+    return spans
+
+
+def ingest(base: str, spans: list[ReadableSpan]) -> float:
+    """Seconds from the first export to the GraphQL answer that holds the whole trace: every task under the root,
+    every model call in its cost, every line in its chain."""
+    kit = issue_token("bench-kit", TENANT, kit=True, key=SECRET)
+    exporter = OTLPSpanExporter(endpoint=f"{base}/v1/traces", headers={"Authorization": f"Bearer {kit}"}, timeout=120)
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {kit}"}, timeout=120) as http:
+        known = {edge["node"]["id"] for edge in _graphql(http, ROOTS)["tasks"]["edges"]}
+        start = time.perf_counter()
+        for at in range(0, len(spans), BATCH):
+            if exporter.export(spans[at:at + BATCH]) != SpanExportResult.SUCCESS:
+                raise RuntimeError("the exporter did not deliver a batch")
+        while not _whole(http, known):
+            if time.perf_counter() - start > GIVE_UP_S:
+                raise RuntimeError(f"the trace was not readable whole after {GIVE_UP_S} s")
+        seconds = time.perf_counter() - start
+    exporter.shutdown()
+    return seconds
+
+
+def _whole(http: httpx.Client, known: set[str]) -> bool:
+    edges = _graphql(http, ROOTS)["tasks"]["edges"]
+    if not edges or edges[0]["node"]["id"] in known:
+        return False
+    task = _graphql(http, READ, {"id": edges[0]["node"]["id"]})["task"]
+    return (len(task["subtree"]) == AGENTS - 1 and task["cost"]["allInModelCalls"] == LLMS
+            and task["chainLength"] == LINES)
+
+
+def _graphql(http: httpx.Client, query: str, variables: dict | None = None) -> dict:
+    body = http.post("/graphql", json={"query": query, "variables": variables or {}}).json()
+    if body.get("errors"):
+        raise RuntimeError(body["errors"])
+    return body["data"]
+
+
+TASK_COLUMNS = (
+    "id", "tenant", "agent", "skill", "cause", "given", "requester_id", "actor_id", "status", "result", "started_at",
+    "ended_at", "parent_id", "root_id", "depth", "sequence", "path", "chain_length", "chain_head",
+)
+LINE_COLUMNS = (
+    "tenant", "root_id", "seq", "kind", "task_id", "at", "summary", "payload", "model", "attempts", "cost_micros",
+    "call_id", "tool", "tool_call_id", "input_tokens", "output_tokens", "duration_ms", "is_error", "summary_salt",
+    "payload_salt", "summary_hash", "payload_hash", "prev_hash", "hash",
+)
+CALL_COLUMNS = (
+    "id", "tenant", "task_id", "task_path", "turn", "agent", "model", "provider", "attempts", "input_tokens",
+    "output_tokens", "cost_micros", "duration_ms", "at",
+)
+
+
+def _time(ns: int) -> datetime:
+    return datetime.fromtimestamp(ns / 1e9, timezone.utc)
+
+
+async def baseline(url: str, spans: list[ReadableSpan]) -> float:
+    """The same tasks, lines and meter rows, hashed and written with asyncpg in one transaction, from the same
+    spans; no parsing, mapping, waiting, access or reading back."""
+    start = time.perf_counter()
+    root = uuid.uuid4()
+    tasks: dict[int, tuple] = {}
+    counts: dict[uuid.UUID, int] = {}
+    ordered = sorted((s for s in spans if s.attributes["gen_ai.operation.name"] == "invoke_agent"),
+                     key=lambda s: s.start_time)
+    task_rows, lines, calls, turns = [], [], [], {}
+    for s in ordered:
+        parent = tasks.get(s.parent.span_id) if s.parent else None
+        tid = root if parent is None else uuid.uuid4()
+        path = str(tid) if parent is None else f"{parent[1]}/{tid}"
+        depth = 0 if parent is None else parent[2] + 1
+        counts[parent[0] if parent else tid] = counts.get(parent[0] if parent else tid, 0) + 1
+        tasks[s.context.span_id] = (tid, path, depth, s.attributes["gen_ai.agent.name"])
+        task_rows.append((tid, TENANT, s.attributes["gen_ai.agent.name"], s.name, "REQUEST", TEXT, "mia", "workshop",
+                          "DONE", TEXT, _time(s.start_time), _time(s.end_time), parent[0] if parent else None, root,
+                          depth, counts[parent[0] if parent else tid], path, 0, GENESIS))
+    events = []
+    for s in spans:
+        kind = s.attributes["gen_ai.operation.name"]
+        if kind == "invoke_agent":
+            events += [(s.start_time, 0, "STARTED", s), (s.end_time, 3, "ENDED", s)]
+        elif kind == "chat":
+            events.append((s.end_time, 1, "MODEL_CALL", s))
+        else:
+            events += [(s.start_time, 1, "TOOL_CALL", s), (s.end_time, 2, "TOOL_RESULT", s)]
+    events.sort(key=lambda e: (e[0], e[1]))
+    head = GENESIS
+    for seq, (ns, _, kind, s) in enumerate(events, 1):
+        owner = tasks[s.context.span_id] if kind in ("STARTED", "ENDED") else tasks[s.parent.span_id]
+        at = _time(ns)
+        figures = dict(model=None, attempts=None, cost=None, tool=None, call_id=None, inp=None, out=None, dur=None,
+                       err=None)
+        call = None
+        if kind == "STARTED":
+            summary, payload = sentences.started(owner[3], s.name, {"id": "mia"}, owner[2] > 0), TEXT
+        elif kind == "ENDED":
+            summary, payload = sentences.ended("DONE"), TEXT
+        elif kind == "MODEL_CALL":
+            figures.update(model="Everyday", attempts=1, cost=210, inp=800, out=60,
+                           dur=(s.end_time - s.start_time) // 1_000_000)
+            payload = compact_json({"systemPrompt": None, "messages": TEXT, "response": TEXT})
+            summary = sentences.model_call("Everyday", None, 210, TEXT, None)
+            call = uuid.uuid4()
+            turns[owner[0]] = turns.get(owner[0], 0) + 1
+            calls.append((call, TENANT, owner[0], owner[1], turns[owner[0]], owner[3], "Everyday", "scripted", 1, 800,
+                          60, 210, figures["dur"], at))
+        else:
+            figures.update(tool="PartsFor", call_id=s.attributes["gen_ai.tool.call.id"])
+            if kind == "TOOL_RESULT":
+                figures.update(err=False, dur=(s.end_time - s.start_time) // 1_000_000)
+            payload = TEXT
+            summary = sentences.tool_call("PartsFor", False) if kind == "TOOL_CALL" else \
+                sentences.tool_result("PartsFor", False, figures["dur"])
+        salts = os.urandom(32).hex()
+        summary_salt, payload_salt = salts[:32], salts[32:]
+        summary_hash, payload_hash = raw_commit(summary_salt, summary), raw_commit(payload_salt, payload)
+        fixed = raw_fixed(seq, kind, owner[0], at, figures["model"], None, figures["attempts"], figures["cost"],
+                          figures["inp"], figures["out"], figures["tool"], figures["call_id"], figures["err"],
+                          figures["dur"])
+        hash_ = raw_line_hash(head, fixed, summary_hash, payload_hash)
+        lines.append((TENANT, root, seq, kind, owner[0], at, summary, payload, figures["model"], figures["attempts"],
+                      figures["cost"], call, figures["tool"], figures["call_id"], figures["inp"], figures["out"],
+                      figures["dur"], figures["err"], summary_salt, payload_salt, summary_hash, payload_hash, head,
+                      hash_))
+        head = hash_
+    conn = await asyncpg.connect(url)
+    try:
+        async with conn.transaction():
+            await conn.copy_records_to_table("agent_task", records=task_rows, columns=TASK_COLUMNS)
+            await conn.copy_records_to_table("llm_call", records=calls, columns=CALL_COLUMNS)
+            await conn.copy_records_to_table("trace_event", records=lines, columns=LINE_COLUMNS)
+            await conn.execute("UPDATE agent_task SET chain_length = $2, chain_head = $3 WHERE id = $1",
+                               root, len(lines), head)
+    finally:
+        await conn.close()
+    return time.perf_counter() - start
