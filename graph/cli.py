@@ -16,7 +16,14 @@ from models import db
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from resolvers.signing import SigningKeyError, signer
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        signer()
+    except SigningKeyError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     if not os.environ.get("AGENTLOG_JWT_SECRET"):
         logging.getLogger("agentlog").warning(
             "AGENTLOG_JWT_SECRET is not set: tokens are signed with a development key anyone can know."
