@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 
 from tortoise import Tortoise
 
-from bench import ingest, ingest_baseline, verify
+from bench import export, ingest, ingest_baseline, verify
 from bench.common import (
     SERVER,
     Figure,
@@ -31,7 +31,7 @@ from bench.common import (
 from models import AgentTask, db
 from resolvers.verify import verify_tree
 
-WORKLOADS = ("ingest", "verify", "tree_read")
+WORKLOADS = ("ingest", "verify", "tree_read", "export")
 REPEATS = 3
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -87,6 +87,20 @@ async def verify_figures(url: str) -> list[Figure]:
     return [lower_is_better("verify", ours, theirs, "s", 1.5), memory]
 
 
+async def export_figures(url: str) -> list[Figure]:
+    say(f"export: writing a chain of {export.STREAMED:,} lines, then exporting it over HTTP and verifying it offline…")
+    found = await export.measure(url)
+    say(f"export: {found}")
+    memory = Figure("export_memory", found["memory_added_mb"], None, "MB server peak RSS added", "< 100 MB",
+                    found["memory_added_mb"] < 100)
+    return [
+        higher_is_better("export_stream", found["export_lines_per_s"], found["raw_lines_per_s"], "lines/s", 0.5,
+                         of_baseline=True),
+        memory,
+        lower_is_better("verify_offline", found["offline_s"], found["hashlib_s"], "CPU s", 1.5),
+    ]
+
+
 def tree_read_figure(server: str) -> Figure | None:
     say("tree read: bench.tree_read.measure(tasks=1000, runs=20)…")
     done = subprocess.run([sys.executable, "-c", TREE_READ, server], cwd=ingest.ROOT, capture_output=True,
@@ -101,6 +115,7 @@ def tree_read_figure(server: str) -> Figure | None:
 
 async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
     figures: list[Figure] = []
+    export.signing_key()
     async with fresh_database(server) as url:
         await db.open_database(url)
         try:
@@ -108,6 +123,8 @@ async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
                 figures += await ingest_figures(url)
             if "verify" in workloads:
                 figures += await verify_figures(url)
+            if "export" in workloads:
+                figures += await export_figures(url)
         finally:
             await Tortoise.close_connections()
     if "tree_read" in workloads and (figure := tree_read_figure(server)) is not None:
