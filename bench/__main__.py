@@ -16,7 +16,7 @@ import time
 from datetime import datetime, timezone
 
 
-from bench import ingest, ingest_baseline, ingest_kit, otlp, verify, verify_under_load
+from bench import export, ingest, ingest_baseline, ingest_kit, otlp, verify, verify_under_load
 from bench.common import (
     SERVER,
     Figure,
@@ -30,7 +30,7 @@ from bench.common import (
 from models import AgentTask
 from resolvers.verify import verify_tree
 
-WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp")
+WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export")
 REPEATS = 3
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -122,6 +122,20 @@ async def otlp_figures(url: str, repeats: int = 5) -> list[Figure]:
     ]
 
 
+async def export_figures(url: str) -> list[Figure]:
+    say(f"export: writing a chain of {export.STREAMED:,} lines, then exporting it over HTTP and verifying it offline…")
+    found = await export.measure(url)
+    say(f"export: {found}")
+    memory = Figure("export_memory", found["memory_added_mb"], None, "MB server peak RSS added", "< 100 MB",
+                    found["memory_added_mb"] < 100)
+    return [
+        higher_is_better("export_stream", found["export_lines_per_s"], found["raw_lines_per_s"], "lines/s", 0.5,
+                         of_baseline=True),
+        memory,
+        lower_is_better("verify_offline", found["offline_s"], found["hashlib_s"], "CPU s", 1.5),
+    ]
+
+
 def tree_read_figure(server: str) -> Figure | None:
     say("tree read: bench.tree_read.measure(tasks=1000, runs=20)…")
     done = subprocess.run([sys.executable, "-c", TREE_READ, server], cwd=ingest.ROOT, capture_output=True,
@@ -136,6 +150,7 @@ def tree_read_figure(server: str) -> Figure | None:
 
 async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
     figures: list[Figure] = []
+    export.signing_key()
     async with fresh_database(server) as url:
         if "ingest" in workloads:
             figures += await ingest_figures(url)
@@ -145,6 +160,8 @@ async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
             figures.append(await verify_under_load_figure(url))
         if "otlp" in workloads:
             figures += await otlp_figures(url)
+        if "export" in workloads:
+            figures += await export_figures(url)
     if "tree_read" in workloads and (figure := tree_read_figure(server)) is not None:
         figures.append(figure)
     return figures

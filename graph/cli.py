@@ -34,6 +34,13 @@ def serve(args: argparse.Namespace) -> int:
     logs.configure(settings.log_format(), settings.log_level())
     for name in settings.unknown():
         logging.getLogger("agentlog").warning("%s names no setting of agentlog; it is ignored.", name)
+    from resolvers.signing import SigningKeyError, signer
+
+    try:
+        signer()
+    except SigningKeyError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     if not os.environ.get("AGENTLOG_JWT_SECRET"):
         if not is_loopback(args.host):
             print(

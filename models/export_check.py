@@ -43,8 +43,17 @@ _hash = re.compile(r"[0-9a-f]{64}").fullmatch
 _salt = re.compile(r"[0-9a-f]{32}").fullmatch
 _uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").fullmatch
 _time = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z").fullmatch
-_hexes = re.compile(r"[0-9a-f]*").fullmatch
+
+
+def _hexes(text: str) -> bool:
+    """Lowercase hex digits only: what bytes.fromhex takes, with no space skipped and no uppercase."""
+    try:
+        return len(bytes.fromhex(text)) * 2 == len(text) and text == text.lower()
+    except ValueError:
+        return False
+
 _sha256 = hashlib.sha256
+_dumps, _SORTED = orjson.dumps, orjson.OPT_SORT_KEYS
 
 
 @dataclass(frozen=True)
@@ -187,7 +196,7 @@ def _well_formed(line: dict, n: int) -> bool:
 
 def fixed_bytes(line: dict) -> bytes:
     """The canonical JSON of the fixed fields, as `models.chain.fixed_json` writes it, from exported values."""
-    return orjson.dumps({key: line[key] for key in FIXED_KEYS}, option=orjson.OPT_SORT_KEYS)
+    return _dumps({key: line[key] for key in FIXED_KEYS}, option=_SORTED)
 
 
 @dataclass
@@ -220,6 +229,15 @@ class ExportChecker:
             return False
         return True
 
+    def feed_all(self, stream: Iterator[bytes]) -> None:
+        """Feeds the chain's lines until the file ends or a line is bad."""
+        take = self._line
+        try:
+            for raw in stream:
+                take(raw)
+        except Bad as bad:
+            self.found = (self.expected + 1, self.expected, bad.reason, bad.problem)
+
     def _line(self, raw: bytes) -> None:
         n = self.expected
         try:
@@ -242,8 +260,9 @@ class ExportChecker:
         if full:
             if n == 1 and line["task"] != self.header.root:
                 raise Bad("LINK", f"Line 1 starts the chain of task {line['task']}, not of {self.header.root}.")
-            computed = _sha256(LINE_TAG + bytes.fromhex(prev_hash) + fixed_bytes(line) + bytes.fromhex(summary_hash)
-                               + bytes.fromhex(payload_hash)).hexdigest()
+            fixed = _dumps({key: line[key] for key in FIXED_KEYS}, option=_SORTED)
+            computed = _sha256(LINE_TAG + bytes.fromhex(prev_hash) + fixed + bytes.fromhex(summary_hash + payload_hash)
+                               ).hexdigest()
             if computed != hash_:
                 raise Bad("LINE_HASH", f"Line {n} was changed after it was written.")
             if line["kind"] == "ERASED":
@@ -372,9 +391,7 @@ def check_export(lines: Iterable[bytes], verifier: Verifier | None = None,
             point = checker.checkpoint()
         except Bad as bad:
             distrust = bad
-        for raw in stream:
-            if not checker.feed(raw):
-                break
+        checker.feed_all(stream)
     if checker.found is not None and checker.uncovered is not None:
         checker.look_for_erasure(stream)
     return checker.finish(point, distrust)

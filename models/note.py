@@ -13,7 +13,8 @@ import binascii
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -75,13 +76,13 @@ class Verifier:
 @dataclass(frozen=True)
 class Signer:
     name: str
-    seed: bytes
+    seed: bytes = field(repr=False)
 
-    @property
+    @cached_property
     def private_key(self) -> Ed25519PrivateKey:
         return Ed25519PrivateKey.from_private_bytes(self.seed)
 
-    @property
+    @cached_property
     def verifier(self) -> Verifier:
         public = self.private_key.public_key()
         raw = public.public_bytes(Encoding.Raw, PublicFormat.Raw)

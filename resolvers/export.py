@@ -8,6 +8,7 @@ caller may not see at all keeps only its seq and hashes, enough to carry the cha
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -20,7 +21,7 @@ from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
 from models import AgentTask, TraceEvent
-from models.chain import Line, rfc3339
+from models.chain import UTC_OFFSET, rfc3339
 from permissions.access import Access
 from permissions.table import Group
 from resolvers import verify
@@ -28,8 +29,8 @@ from resolvers.reads import task_row
 
 FORMAT = "agentlog-export/v1"
 MEDIA_TYPE = "application/jsonl"
+SLICE = 1000
 EVERYTHING = frozenset({Group.FIGURES, Group.SENTENCES, Group.CONTENT})
-ERASED_AT, CONTENT_ERASED_AT = verify.COLUMNS.index("erased_at"), verify.COLUMNS.index("content_erased_at")
 ROOT = {
     "postgres": 'SELECT "tenant", "chain_length", "chain_head" FROM "agent_task" WHERE "id" = $1',
     "sqlite": 'SELECT "tenant", "chain_length", "chain_head" FROM "agent_task" WHERE "id" = ?',
@@ -40,7 +41,9 @@ NOTE = {
 }
 
 Fetch = Callable[[str, list[Any]], Any]
-Groups = Callable[[str], frozenset]
+Groups = frozenset | dict[str, frozenset]
+NOTHING: frozenset = frozenset()
+_dumps = orjson.dumps
 
 
 @asynccontextmanager
@@ -61,37 +64,40 @@ async def snapshot() -> AsyncIterator[tuple[str, Fetch]]:
         yield dialect, fetch
 
 
-def _time(value: Any) -> str | None:
+def _time(value: Any) -> Any:
+    """A time as the chain writes it; orjson writes an aware UTC time with a fraction the same way, faster."""
     if value is None:
         return None
     if not isinstance(value, datetime):
         value = TraceEvent._meta.fields_map["at"].to_python_value(value)
-    return rfc3339(value)
+    return value if value.microsecond and value.utcoffset() == UTC_OFFSET else rfc3339(value)
 
 
-def line_json(line: Line, row: Sequence[Any], groups: frozenset) -> bytes:
+def line_json(v: Sequence[Any], groups: frozenset) -> bytes:
+    """One line from its values in `verify.COLUMNS` order, as the caller may read it."""
     if Group.FIGURES not in groups:
-        return orjson.dumps({
-            "seq": line.seq, "summaryHash": line.summary_hash, "payloadHash": line.payload_hash,
-            "prevHash": line.prev_hash, "hash": line.hash,
-        })
+        return _dumps({"seq": v[0], "summaryHash": v[8], "payloadHash": v[9], "prevHash": v[10], "hash": v[11]})
     sentences, content = Group.SENTENCES in groups, Group.CONTENT in groups
-    return orjson.dumps({
-        "seq": line.seq, "kind": line.kind, "task": line.task, "at": rfc3339(line.at), "model": line.model,
-        "routeRule": line.route_rule, "attempts": line.attempts, "costMicros": line.cost_micros,
-        "inputTokens": line.input_tokens, "outputTokens": line.output_tokens, "tool": line.tool,
-        "toolCallId": line.tool_call_id, "isError": line.is_error, "durationMs": line.duration_ms,
-        "summary": line.summary if sentences else None,
-        "summarySalt": line.summary_salt if sentences else None,
-        "payload": line.payload if content else None,
-        "payloadSalt": line.payload_salt if content else None,
-        "summaryHash": line.summary_hash, "payloadHash": line.payload_hash, "prevHash": line.prev_hash,
-        "hash": line.hash, "erasedAt": _time(row[ERASED_AT]), "contentErasedAt": _time(row[CONTENT_ERASED_AT]),
-    })
+    return _dumps({
+        "seq": v[0], "kind": v[1], "task": v[2], "at": _time(v[3]), "model": v[12], "routeRule": v[13],
+        "attempts": v[14], "costMicros": v[15], "inputTokens": v[16], "outputTokens": v[17], "tool": v[18],
+        "toolCallId": v[19], "isError": v[20], "durationMs": v[21],
+        "summary": v[4] if sentences else None, "summarySalt": v[6] if sentences else None,
+        "payload": v[5] if content else None, "payloadSalt": v[7] if content else None,
+        "summaryHash": v[8], "payloadHash": v[9], "prevHash": v[10], "hash": v[11],
+        "erasedAt": _time(v[22]), "contentErasedAt": _time(v[23]),
+    }, default=str, option=orjson.OPT_UTC_Z)
 
 
-async def stream(root_id: uuid.UUID, groups_of: Groups) -> AsyncIterator[bytes]:
-    """The export of one tree, a page of lines at a time; nothing when the tree is gone."""
+def sqlite_values(row: Sequence[Any]) -> tuple:
+    """A SQLite row's values as PostgreSQL's driver gives them, read the way `verify` reads them."""
+    line = verify.sqlite_line_from_row(row)
+    return (line.seq, line.kind, line.task, line.at, *row[4:20], line.is_error, row[21], row[22], row[23])
+
+
+async def stream(root_id: uuid.UUID, groups: Groups) -> AsyncIterator[bytes]:
+    """The export of one tree, a page of lines at a time; nothing when the tree is gone. `groups` are what the
+    caller reads on every task, or on each task by its id."""
     async with snapshot() as (dialect, fetch):
         found = await fetch(ROOT[dialect], [str(root_id)])
         if not found:
@@ -103,28 +109,43 @@ async def stream(root_id: uuid.UUID, groups_of: Groups) -> AsyncIterator[bytes]:
             "checkpoint": note[0][0] if note else None,
             "exportedAt": rfc3339(datetime.now(timezone.utc)),
         }) + b"\n"
-        page, read, after = verify.PAGE[dialect], verify.READERS[dialect], 0
-        while True:
-            rows = await fetch(page, [str(root_id), after, verify.BATCH])
-            if rows:
-                out = []
-                for row in rows:
-                    line = read(row)
-                    out.append(line_json(line, row, groups_of(line.task)))
+        async for rows in pages(fetch, verify.PAGE[dialect], str(root_id)):
+            if dialect == "sqlite":
+                rows = [sqlite_values(row) for row in rows]
+            for start in range(0, len(rows), SLICE):
+                part = rows[start:start + SLICE]
+                if isinstance(groups, frozenset):
+                    out = [line_json(row, groups) for row in part]
+                else:
+                    out = [line_json(row, groups.get(str(row[2]), NOTHING)) for row in part]
                 out.append(b"")
                 yield b"\n".join(out)
-            if len(rows) < verify.BATCH:
-                return
-            after = rows[-1][0]
+                await asyncio.sleep(0)
+
+
+async def pages(fetch: Fetch, page: str, root_id: str) -> AsyncIterator[Sequence[Any]]:
+    """The chain's rows a page at a time, the next page read while the caller works on this one."""
+    pending = asyncio.ensure_future(fetch(page, [root_id, 0, verify.BATCH]))
+    try:
+        while pending is not None:
+            rows = await pending
+            pending = None
+            if len(rows) == verify.BATCH:
+                pending = asyncio.ensure_future(fetch(page, [root_id, rows[-1][0], verify.BATCH]))
+            yield rows
+    finally:
+        if pending is not None:
+            pending.cancel()
+            await asyncio.gather(pending, return_exceptions=True)
 
 
 @dataclass(frozen=True)
 class Export:
     root_id: uuid.UUID
-    groups_of: Groups
+    groups: Groups
 
     def lines(self) -> AsyncIterator[bytes]:
-        return stream(self.root_id, self.groups_of)
+        return stream(self.root_id, self.groups)
 
 
 async def export_for(access: Access, task_id: str) -> Export | None:
@@ -134,8 +155,10 @@ async def export_for(access: Access, task_id: str) -> Export | None:
         return None
     tasks = await AgentTask.filter(tenant=row.tenant, root_id=row.root_id).only("id", "tenant", "path", "requester_id")
     found = await access.task_groups(tasks)
-    groups = {str(task_id): found[task_id] for task_id in found}
-    return Export(row.root_id, lambda task: groups.get(task, frozenset()))
+    kinds = set(found.values())
+    if len(kinds) == 1:
+        return Export(row.root_id, kinds.pop())
+    return Export(row.root_id, {str(task_id): groups for task_id, groups in found.items()})
 
 
 async def export_all(task_id: uuid.UUID) -> Export | None:
@@ -143,4 +166,4 @@ async def export_all(task_id: uuid.UUID) -> Export | None:
     row = await AgentTask.filter(id=task_id).only("id", "root_id").first()
     if row is None:
         return None
-    return Export(row.root_id, lambda task: EVERYTHING)
+    return Export(row.root_id, EVERYTHING)

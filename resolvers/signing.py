@@ -22,14 +22,6 @@ class SigningKeyError(Exception):
     """The key file named by AGENTLOG_SIGNING_KEY cannot be read as a key."""
 
 
-def key_path() -> tuple[Path, bool]:
-    """The key file, and whether it was named (a named file must exist)."""
-    named = os.environ.get("AGENTLOG_SIGNING_KEY", "").strip()
-    if named:
-        return Path(named), True
-    return Path(DEFAULT_FILE).resolve(), False
-
-
 def read_key(data: bytes, where: Path) -> Signer:
     text = data.decode("ascii", errors="replace").strip()
     try:
@@ -61,7 +53,8 @@ def keep_new_key(path: Path) -> None:
 
 
 @lru_cache(maxsize=4)
-def _signer_at(path: Path, named: bool) -> Signer:
+def _signer_named(named: str) -> Signer:
+    path = Path(named) if named else Path(DEFAULT_FILE).resolve()
     if not path.exists():
         if named:
             raise SigningKeyError(f"AGENTLOG_SIGNING_KEY: there is no file {path}.")
@@ -74,7 +67,8 @@ def _signer_at(path: Path, named: bool) -> Signer:
 
 
 def signer() -> Signer:
-    return _signer_at(*key_path())
+    """The key named by AGENTLOG_SIGNING_KEY, or the one kept in the working directory (made when missing)."""
+    return _signer_named(os.environ.get("AGENTLOG_SIGNING_KEY", "").strip())
 
 
 def verifier_key() -> str:

@@ -10,7 +10,6 @@ import orjson
 
 from models.chain import GENESIS, Line, compact_json, seal
 from models.note import Checkpoint, Signer, new_signer, origin_of, sign
-from resolvers import verify
 from resolvers.export import EVERYTHING, FORMAT, line_json
 
 TENANT = "shop"
@@ -46,15 +45,20 @@ def _lines(root: str, child: str) -> list[Line]:
     return out
 
 
+def values(line: Line, erased_at: datetime | None = None, content_erased_at: datetime | None = None) -> tuple:
+    """A line's values in the order the export reads them from the database."""
+    return (line.seq, line.kind, line.task, line.at, line.summary, line.payload, line.summary_salt, line.payload_salt,
+            line.summary_hash, line.payload_hash, line.prev_hash, line.hash, line.model, line.route_rule,
+            line.attempts, line.cost_micros, line.input_tokens, line.output_tokens, line.tool, line.tool_call_id,
+            line.is_error, line.duration_ms, erased_at, content_erased_at)
+
+
 def as_json(line: Line, erased: bool = False, content_erased: bool = False) -> bytes:
-    row = [None] * len(verify.COLUMNS)
     if erased:
         line.summary, line.summary_salt = "Erased.", None
-        row[verify.COLUMNS.index("erased_at")] = ERASED_AT
     if content_erased:
         line.payload, line.payload_salt = None, None
-        row[verify.COLUMNS.index("content_erased_at")] = ERASED_AT
-    return line_json(line, row, EVERYTHING)
+    return line_json(values(line, ERASED_AT if erased else None, ERASED_AT if content_erased else None), EVERYTHING)
 
 
 def header(root: str, length: int, head: str, note: str | None, tenant: str = TENANT) -> bytes:

@@ -3,6 +3,8 @@
 import asyncio
 import base64
 import os
+import subprocess
+import sys
 
 import pytest
 from tortoise.transactions import in_transaction
@@ -106,15 +108,17 @@ async def test_two_writers_forking_one_size_at_once_are_refused_but_one(client):
 def test_without_a_named_key_one_is_made_on_first_start_and_kept(tmp_path, monkeypatch):
     monkeypatch.delenv("AGENTLOG_SIGNING_KEY")
     monkeypatch.chdir(tmp_path)
+    signing._signer_named.cache_clear()
 
     first = signing.signer()
-    signing._signer_at.cache_clear()
+    signing._signer_named.cache_clear()
     again = signing.signer()
 
     kept = tmp_path / signing.DEFAULT_FILE
     assert first == again and kept.read_text().startswith("PRIVATE+KEY+agentlog+")
     assert [p.name for p in tmp_path.iterdir()] == [signing.DEFAULT_FILE]
     assert kept.stat().st_mode & 0o077 == 0
+    signing._signer_named.cache_clear()
 
 
 def test_a_named_key_file_holds_a_private_key_or_a_seed_and_nothing_else(tmp_path, monkeypatch):
@@ -128,3 +132,13 @@ def test_a_named_key_file_holds_a_private_key_or_a_seed_and_nothing_else(tmp_pat
         monkeypatch.setenv("AGENTLOG_SIGNING_KEY", str(named))
         with pytest.raises(signing.SigningKeyError):
             signing.signer()
+
+
+def test_the_server_will_not_start_with_a_key_file_it_cannot_use(tmp_path):
+    (tmp_path / "junk").write_text("not a key")
+    env = {**os.environ, "AGENTLOG_SIGNING_KEY": str(tmp_path / "junk")}
+
+    done = subprocess.run([sys.executable, "-m", "graph.cli", "serve", "--port", "1"], capture_output=True, text=True,
+                          env=env, timeout=60)
+
+    assert done.returncode == 2 and "AGENTLOG_SIGNING_KEY" in done.stderr

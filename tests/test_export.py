@@ -1,9 +1,11 @@
 """GET /export/{task} and `agentlog export`: the tree's record as JSON Lines, each reader's words only, and the
 file checked offline against the server's published key."""
 
+import asyncio
 import os
 import subprocess
 import sys
+import uuid
 
 import orjson
 
@@ -125,3 +127,36 @@ async def test_the_command_line_exports_everything_and_verifies_it_offline(clien
 
     missing = agentlog("verify", "--file", str(tmp_path / "absent.jsonl"), database="sqlite:///nowhere/x.db")
     assert missing.returncode == 2
+
+
+async def test_an_export_is_one_state_of_the_chain_while_writers_append(client, monkeypatch):
+    from resolvers import verify
+    from resolvers.export import EVERYTHING, stream
+    from resolvers.signing import signer
+
+    shop = Shop(client)
+    await shop.setup()
+    task = (await shop.start())["id"]
+    for _ in range(4):
+        await shop.model_call(task)
+    monkeypatch.setattr(verify, "BATCH", 2)
+
+    opened = asyncio.Event()
+
+    async def append_three() -> None:
+        await opened.wait()
+        for _ in range(3):
+            await shop.model_call(task)
+
+    writes = asyncio.ensure_future(append_three())
+    chunks = stream(uuid.UUID(task), EVERYTHING)
+    lines = [await anext(chunks)]
+    opened.set()
+    await asyncio.sleep(0.2)
+    lines += [chunk async for chunk in chunks]
+    await writes
+
+    exported = b"".join(lines).splitlines()
+    assert orjson.loads(exported[0])["chainLength"] == len(exported) - 1 == 5
+    assert check_export(exported, signer().verifier).intact
+    assert (await shop.read(task, shop.noor, "chainLength"))["chainLength"] == 8

@@ -1,0 +1,226 @@
+"""Export and offline verification of a 1,000,000-line chain.
+
+- export: `GET /export/{root}` streamed over HTTP from one `agentlog serve` process, against a raw asyncpg read of
+  the same rows in the same keyset pages; and how far the export raised the server's peak resident memory.
+- offline verification: `check_export` over the exported file, against hashlib over the same bytes (each line
+  parsed with the same JSON parser, its two commitments and its line hash recomputed, nothing else checked).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import asyncpg
+import httpx
+import orjson
+
+from bench import verify
+from bench.common import TENANT, raw_commit, raw_line_hash
+from bench.ingest import ROOT, SECRET, free_port
+from models.chain import GENESIS
+from models.export_check import check_export, fixed_bytes
+from models.line_columns import CHECKED
+from models.note import new_signer
+from permissions.tokens import issue_token
+from resolvers.checkpoints import note_for
+
+STREAMED = 1_000_000
+RUNS = 3
+RAW_PAGE = (f"SELECT {', '.join(CHECKED)} FROM trace_event "
+            "WHERE root_id = $1 AND seq > $2 ORDER BY seq LIMIT $3")
+
+
+def signing_key() -> str:
+    """A key file for this run, named to the server and to this process alike."""
+    path = Path(tempfile.mkdtemp(prefix="agentlog-bench-")) / "signing.key"
+    path.write_text(new_signer("agentlog-bench").key + "\n")
+    os.environ["AGENTLOG_SIGNING_KEY"] = str(path)
+    return str(path)
+
+
+async def build(url: str, lines: int) -> uuid.UUID:
+    """The chain, written with COPY, and the checkpoint over its head."""
+    root = await verify.build_chain(url, lines)
+    conn = await asyncpg.connect(url)
+    try:
+        head = await conn.fetchval("SELECT chain_head FROM agent_task WHERE id = $1", root)
+        await conn.execute('INSERT INTO "checkpoint" (root_id, tenant, size, head, note) VALUES ($1, $2, $3, $4, $5)',
+                           root, TENANT, lines, head, note_for(TENANT, str(root), lines, head))
+    finally:
+        await conn.close()
+    return root
+
+
+@asynccontextmanager
+async def one_server(url: str) -> AsyncIterator[tuple[str, int]]:
+    """`agentlog serve` as one process on a free loopback port; yields its base URL and process id."""
+    port = free_port()
+    env = {**os.environ, "AGENTLOG_DATABASE_URL": url, "AGENTLOG_JWT_SECRET": SECRET}
+    log = tempfile.NamedTemporaryFile(prefix="agentlog-bench-export-", suffix=".log", delete=False)
+    server = subprocess.Popen([sys.executable, "-m", "graph.cli", "serve", "--port", str(port)], cwd=ROOT, env=env,
+                              stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(base_url=base) as http:
+            for _ in range(300):
+                if server.poll() is not None:
+                    raise RuntimeError(f"the server exited; see {log.name}")
+                try:
+                    if (await http.get("/healthz")).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                await asyncio.sleep(0.1)
+        yield base, server.pid
+    finally:
+        server.terminate()
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+        os.unlink(log.name)
+
+
+def memory_mb(pid: int, field: str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise KeyError(field)
+
+
+async def auditor(base: str) -> str:
+    kit = issue_token("bench-kit", TENANT, kit=True, key=SECRET)
+    async with httpx.AsyncClient(base_url=base) as http:
+        answer = await http.post("/graphql", headers={"Authorization": f"Bearer {kit}"}, json={
+            "query": "mutation { definePolicies(input: {auditsAgents: [\"Auditor\"]}) { auditsAgents } }"})
+        answer.raise_for_status()
+    return issue_token("ada", TENANT, roles=["Auditor"], key=SECRET)
+
+
+async def http_export(base: str, token: str, root: uuid.UUID, out: Path | None = None) -> tuple[float, int]:
+    """Seconds to receive the whole export, and its chain lines."""
+    count = 0
+    async with httpx.AsyncClient(base_url=base, timeout=600) as http:
+        start = time.perf_counter()
+        async with http.stream("GET", f"/export/{root}", headers={"Authorization": f"Bearer {token}"}) as response:
+            response.raise_for_status()
+            with open(out or os.devnull, "wb") as sink:
+                async for chunk in response.aiter_raw():
+                    count += chunk.count(b"\n")
+                    sink.write(chunk)
+        return time.perf_counter() - start, count - 1
+
+
+async def raw_read(url: str, root: uuid.UUID, batch: int = 5000) -> tuple[float, int]:
+    """The same rows, read with asyncpg in the same keyset pages, and nothing else done with them."""
+    conn = await asyncpg.connect(url)
+    try:
+        start, after, count = time.perf_counter(), 0, 0
+        while True:
+            rows = await conn.fetch(RAW_PAGE, root, after, batch)
+            count += len(rows)
+            if len(rows) < batch:
+                break
+            after = rows[-1][0]
+        return time.perf_counter() - start, count
+    finally:
+        await conn.close()
+
+
+def offline(path: Path) -> tuple[float, int]:
+    """CPU seconds of this process (the machine is shared, and both sides are single-threaded CPU work)."""
+    from resolvers.signing import signer
+
+    start = time.process_time()
+    with open(path, "rb") as lines:
+        verdict = check_export(lines, signer().verifier)
+    if not verdict.intact:
+        raise AssertionError(f"the export does not verify: {verdict}")
+    return time.process_time() - start, verdict.lines
+
+
+def hashlib_baseline(path: Path) -> tuple[float, int]:
+    """Each line parsed and its commitments and line hash recomputed with hashlib; no other check. CPU seconds."""
+    start, prev, count = time.process_time(), GENESIS, 0
+    with open(path, "rb") as lines:
+        next(lines)
+        for raw in lines:
+            line = orjson.loads(raw)
+            if (line["prevHash"] != prev
+                    or raw_commit(line["summarySalt"], line["summary"]) != line["summaryHash"]
+                    or raw_commit(line["payloadSalt"], line["payload"] or "") != line["payloadHash"]
+                    or raw_line_hash(prev, fixed_bytes(line).decode(), line["summaryHash"], line["payloadHash"])
+                    != line["hash"]):
+                raise AssertionError(f"the baseline found line {line['seq']} broken")
+            prev, count = line["hash"], count + 1
+    return time.process_time() - start, count
+
+
+def spread(values: list[float]) -> str:
+    return f"{min(values):.2f}-{max(values):.2f}"
+
+
+async def measure(url: str, lines: int = STREAMED, runs: int = RUNS) -> dict:
+    signing_key()
+    root = await build(url, lines)
+    out = Path(tempfile.mkdtemp(prefix="agentlog-bench-")) / "export.jsonl"
+    try:
+        async with one_server(url) as (base, pid):
+            token = await auditor(base)
+            async with httpx.AsyncClient(base_url=base) as http:
+                await http.get(f"/export/{uuid.uuid4()}", headers={"Authorization": f"Bearer {token}"})
+            before = memory_mb(pid, "VmRSS")
+            _, count = await http_export(base, token, root, out)
+            added = memory_mb(pid, "VmHWM") - before
+            if count != lines:
+                raise AssertionError(f"the export held {count} lines, not {lines}")
+            ours, theirs = [], []
+            for _ in range(runs):
+                theirs.append(lines / (await raw_read(url, root))[0])
+                ours.append(lines / (await http_export(base, token, root))[0])
+        checked, hashed = [], []
+        for _ in range(runs):
+            checked.append(offline(out)[0])
+            hashed.append(hashlib_baseline(out)[0])
+        return {
+            "lines": lines, "export_bytes": out.stat().st_size,
+            "export_lines_per_s": statistics.median(ours), "raw_lines_per_s": statistics.median(theirs),
+            "export_spread": spread(ours), "raw_spread": spread(theirs),
+            "memory_added_mb": round(added, 1), "memory_before_mb": round(before, 1),
+            "offline_s": statistics.median(checked), "hashlib_s": statistics.median(hashed),
+            "offline_spread": spread(checked), "hashlib_spread": spread(hashed),
+            "export_ratios": [round(o / t, 3) for o, t in zip(ours, theirs)],
+            "offline_ratios": [round(c / h, 3) for c, h in zip(checked, hashed)],
+        }
+    finally:
+        out.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    import json
+
+    from bench.common import fresh_database
+
+    async def main() -> dict:
+        async with fresh_database() as url:
+            from tortoise import Tortoise
+
+            from models import db
+
+            await db.open_database(url)
+            await Tortoise.close_connections()
+            return await measure(url, int(sys.argv[1]) if len(sys.argv) > 1 else STREAMED)
+
+    print(json.dumps(asyncio.run(main()), indent=2))
