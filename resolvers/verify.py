@@ -14,6 +14,7 @@ from tortoise.connection import get_connection
 
 from models import AgentTask, TraceEvent
 from models.chain import ChainChecker, Line, TraceCheck
+from resolvers import metrics
 
 BATCH = 5000
 COLUMNS = (
@@ -64,7 +65,10 @@ async def verify_tree(root: AgentTask) -> TraceCheck:
         if len(rows) < BATCH:
             break
         after = rows[-1][0]
-    return checker.finish(root.chain_length, root.chain_head)
+    check = checker.finish(root.chain_length, root.chain_head)
+    if not check.intact:
+        metrics.verify_failed()
+    return check
 
 
 async def verify_task(task_id: uuid.UUID) -> TraceCheck | None:

@@ -21,7 +21,7 @@ from tortoise.transactions import in_transaction
 from models import AgentTask, IdempotencyKey, TraceEvent
 from models.chain import Line, compact_json, seal
 from permissions.principal import Principal
-from resolvers import checks
+from resolvers import checks, metrics
 from models.errors import Conflict, Forbidden, NotFound, Unauthenticated
 
 
@@ -210,6 +210,7 @@ async def append_many(root: AgentTask, steps: list[Step], conn: Any) -> list[tup
         ))
     await insert_rows(conn, "trace_event", LINE_COLUMNS, rows)
     await move_head(root, seq, head, conn)
+    metrics.lines_appended(tenant, len(rows))
     return rows
 
 
