@@ -27,7 +27,7 @@ from graph.subscription import admit
 from models import db
 from permissions.tokens import principal_from_header
 from graph.request_log import RequestLog
-from resolvers import bus, metrics
+from resolvers import bus, metrics, retention
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
@@ -84,7 +84,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
             await db.migrate()
             log.info("agentlog is keeping its record in the %s", describe_url(url))
             gc.freeze()
-            async with bus.running(db.dialect()):
+            async with bus.running(db.dialect()), retention.sweeping():
                 yield
 
     routes = [
