@@ -12,7 +12,11 @@ RUN pip install . && useradd --system --home /data agentlog && mkdir -p /data &&
 
 USER agentlog
 WORKDIR /data
+# The embedded database lives here unless AGENTLOG_DATABASE_URL names a PostgreSQL one (see compose.yaml).
+VOLUME /data
 EXPOSE 8000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["python", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8000/readyz', timeout=4)"]
 # Set AGENTLOG_DATABASE_URL (postgres://user@host:5432/db) and AGENTLOG_JWT_SECRET when running:
 #   docker run -e AGENTLOG_JWT_SECRET="$(openssl rand -hex 32)" -e AGENTLOG_DATABASE_URL=... -p 8000:8000 agentlog
 # Without AGENTLOG_JWT_SECRET the server refuses to listen on 0.0.0.0 and exits 2.

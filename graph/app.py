@@ -32,7 +32,7 @@ from graph.subscription import admit
 from models import db
 from permissions.tokens import principal_from_header
 from graph.request_log import RequestLog
-from resolvers import bus, metrics, otlp_ingest, settings, signing
+from resolvers import bus, metrics, otlp_ingest, retention, settings, signing
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
@@ -93,7 +93,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
             log.info("checkpoints are signed by %s", signing.verifier_key())
             log.info("agentlog is keeping its record in the %s", describe_url(url))
             gc.freeze()
-            async with bus.running(db.dialect()), otlp_ingest.sweeping():
+            async with bus.running(db.dialect()), otlp_ingest.sweeping(), retention.sweeping():
                 yield
 
     routes = [

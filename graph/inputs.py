@@ -52,6 +52,11 @@ class PoliciesInput:
     teaches_agents: list[str] | None = None
     reads_all_agent_work: list[str] | None = None
     erases_agent_records: list[str] | None = None
+    retain_days: int | None = strawberry.field(
+        default=None,
+        description="Days after a work tree's root ends before the tree is forgotten, as by forgetAgentWork; "
+        "0 keeps work forever (the default). Omitted, the current value is kept.",
+    )
     idempotency_key: str | None = None
 
 

@@ -14,7 +14,7 @@ from pythonjsonlogger.json import JsonFormatter
 from graph.request_log import RequestAttributes
 
 TEXT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"
-JSON_FIELDS = ["asctime", "levelname", "name", "request_id", "message"]
+JSON_FIELDS = ["asctime", "levelname", "name", "process", "request_id", "message"]
 QUIET = ("tortoise", "aiosqlite", "asyncpg", "uvicorn.access")
 
 

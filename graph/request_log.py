@@ -100,7 +100,8 @@ class RequestLog:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                message = {**message, "headers": [*message.get("headers", ()), (b"x-request-id", outcome.request_id.encode())]}
+                sent_back = (b"x-request-id", outcome.request_id.encode())
+                message = {**message, "headers": [*message.get("headers", ()), sent_back]}
             await send(message)
 
         started = time.perf_counter()
@@ -122,7 +123,6 @@ class RequestLog:
 
     def _record(self, outcome: Outcome, seconds: float, path: str, authorization: str | None) -> None:
         metrics.answered(outcome.operation, outcome.code, seconds)
-        metrics.POOL_IN_USE.set(metrics.pool_in_use())
         tenant, principal = _who(authorization)
         log.log(
             logging.DEBUG if path in PROBES else logging.INFO,

@@ -112,6 +112,42 @@ async def migrate() -> None:
             await held.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)
 
 
+SWEEP_LOCK = 0x6167656E74737770
+
+
+@asynccontextmanager
+async def one_at_a_time(wait: bool = False) -> AsyncIterator[bool]:
+    """Whether this process holds the sweep lock of the database while inside: held by one process at a time,
+    as migrations are (an advisory lock on PostgreSQL, a lock file beside SQLite's). Without `wait`, a process
+    finding it held goes on at once with False."""
+    client = get_connection("default")
+    if client.capabilities.dialect == "sqlite":
+        if client.filename == ":memory:":
+            yield True
+            return
+        with open(f"{client.filename}.sweeping", "a") as held:
+            try:
+                await asyncio.to_thread(fcntl.flock, held, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(held, fcntl.LOCK_UN)
+        return
+    async with client.acquire_connection() as held:
+        if wait:
+            await held.execute("SELECT pg_advisory_lock($1)", SWEEP_LOCK)
+        elif not await held.fetchval("SELECT pg_try_advisory_lock($1)", SWEEP_LOCK):
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            await held.execute("SELECT pg_advisory_unlock($1)", SWEEP_LOCK)
+
+
 async def open_database(url: str, create: bool = False) -> None:
     await Tortoise.init(config=tortoise_config(url), _create_db=create)
     await migrate()

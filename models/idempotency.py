@@ -10,7 +10,9 @@ class IdempotencyKey(Model):
     key = fields.CharField(max_length=200)
     fingerprint = fields.CharField(max_length=64)
     result_id = fields.CharField(max_length=200)
+    created_at = fields.DatetimeField(auto_now_add=True, null=True)
 
     class Meta:
         table = "idempotency_key"
         unique_together = (("tenant", "key"),)
+        indexes = (("created_at",),)

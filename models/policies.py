@@ -19,6 +19,7 @@ class TenantPolicies(Model):
     teaches_agents = fields.JSONField(default=list)
     reads_all_agent_work = fields.JSONField(default=list)
     erases_agent_records = fields.JSONField(default=list)
+    retain_days = fields.IntField(null=True)
 
     class Meta:
         table = "policies"

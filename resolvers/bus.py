@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 
 from models.errors import AgentlogError
 from models import AgentTask
-from resolvers import settings
+from resolvers import metrics, settings
 from resolvers.events import TaskNotice, add_publisher, notice_of, remove_publisher
 
 
@@ -97,10 +97,12 @@ class Hub:
     async def subscribe(self, tenant: str, size: int | None = None) -> AsyncIterator[Feed]:
         feed = Feed(tenant, size or queue_size())
         self._feeds.add(feed)
+        metrics.SUBSCRIBERS.inc()
         try:
             yield feed
         finally:
             self._feeds.discard(feed)
+            metrics.SUBSCRIBERS.dec()
 
 
 HUB = Hub()

@@ -49,6 +49,16 @@ def count(field: str, value: int | None, least: int = 0) -> int | None:
     return value
 
 
+MAX_RETAIN_DAYS = 36500
+
+
+def retain_days(days: int) -> int | None:
+    """Days to keep ended work, or None (kept forever) for 0."""
+    if days > MAX_RETAIN_DAYS:
+        raise BadInput(f"retainDays is at most {MAX_RETAIN_DAYS}, not {days}.")
+    return days or None
+
+
 def json_text(field: str, value: Any) -> str | None:
     if value is None:
         return None

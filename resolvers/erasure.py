@@ -172,16 +172,22 @@ async def forget_work(access: Access, task_id: str) -> int:
     by = await eraser(access, Erasure.FORGET)
     async with in_transaction() as conn:
         task, root = await ended_tree(by.tenant, task_id, conn)
-        await forget_answers(root.tenant, root.id, conn)
-        await LlmCall.filter(under_any("task_path", [root.path]), tenant=root.tenant).using_db(conn).update(
-            task_id=None, task_path=None
-        )
-        lines = await TraceEvent.filter(root_id=root.id).using_db(conn).delete()
-        await AgentHelp.filter(root_id=root.id).using_db(conn).delete()
-        receipts = await AgentTask.filter(root_id=root.id).using_db(conn).delete()
-        entry = log_entry(Erasure.FORGET, by, now(), lines, None, root_id=root.id, task_id=task.id)
-        await entry.save(using_db=conn, force_create=True)
+        receipts = await forget_tree(task, root, by, now(), None, conn)
     await publish_task("AgentWorkErased", task)
+    return receipts
+
+
+async def forget_tree(task: AgentTask, root: AgentTask, by: Principal, at: datetime, why: str | None, conn: Any) -> int:
+    """Deletes the locked, ended tree and detaches its meter rows, and logs it; returns the receipts deleted."""
+    await forget_answers(root.tenant, root.id, conn)
+    await LlmCall.filter(under_any("task_path", [root.path]), tenant=root.tenant).using_db(conn).update(
+        task_id=None, task_path=None
+    )
+    lines = await TraceEvent.filter(root_id=root.id).using_db(conn).delete()
+    await AgentHelp.filter(root_id=root.id).using_db(conn).delete()
+    receipts = await AgentTask.filter(root_id=root.id).using_db(conn).delete()
+    entry = log_entry(Erasure.FORGET, by, at, lines, why, root_id=root.id, task_id=task.id)
+    await entry.save(using_db=conn, force_create=True)
     return receipts
 
 

@@ -62,6 +62,9 @@ async def define_policies(principal: Principal | None, data: dict[str, Any]) -> 
         for cap, roles in given.items():
             if roles is not None:
                 setattr(policies, cap, roles)
+        days = checks.count("retainDays", data.get("retain_days"))
+        if days is not None:
+            policies.retain_days = checks.retain_days(days)
         await policies.save(using_db=conn)
         return policies
 

@@ -8,9 +8,13 @@ add up the processes alive.
 from __future__ import annotations
 
 import os
+import time
+from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest, multiprocess
+from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest, multiprocess
 from tortoise.connection import get_connection
+from tortoise.exceptions import ConfigurationError
 
 from resolvers import settings
 
@@ -29,7 +33,7 @@ LINES = Counter(
     ["tenant"],
 )
 OTLP_SPANS = Counter("agentlog_otlp_spans", "OTLP spans received, taken or rejected.", ["outcome"])
-VERIFY_FAILURES = Counter("agentlog_verify_failures", "Chains found broken by verifyTrace or agentlog verify.")
+VERIFY_FAILURES = Counter("agentlog_verify_failures", "Chains found broken by verifyTrace.")
 SUBSCRIBERS = Gauge(
     "agentlog_subscribers", "Live taskEvents subscriptions.", multiprocess_mode="livesum"
 )
@@ -39,9 +43,26 @@ POOL_IN_USE = Gauge(
 )
 
 
+_answered: dict[tuple[str, str], tuple[Any, Any]] = {}
+_pool_read_at = 0.0
+
+
 def answered(operation: str, outcome: str, seconds: float) -> None:
-    REQUESTS.labels(operation, outcome).inc()
-    LATENCY.labels(operation).observe(seconds)
+    """Counts one request; the labelled series are looked up once per (operation, outcome), both bounded."""
+    series = _answered.get((operation, outcome))
+    if series is None:
+        series = _answered[(operation, outcome)] = (REQUESTS.labels(operation, outcome), LATENCY.labels(operation))
+    series[0].inc()
+    series[1].observe(seconds)
+    _refresh_pool(time.monotonic())
+
+
+def _refresh_pool(at: float) -> None:
+    """Reads the pool at most once a second, so each process's gauge stays current between its scrapes."""
+    global _pool_read_at
+    if at - _pool_read_at >= 1:
+        _pool_read_at = at
+        POOL_IN_USE.set(pool_in_use())
 
 
 def lines_appended(tenant: str, count: int) -> None:
@@ -59,9 +80,11 @@ def verify_failed() -> None:
 
 
 def pool_in_use() -> int:
+    """Connections lent out of the asyncpg pool, which tortoise-orm 1.1.9's asyncpg client keeps in its private
+    `_pool`; 0 on SQLite (one connection, no pool) and outside a database context."""
     try:
         pool = getattr(get_connection("default"), "_pool", None)
-    except Exception:
+    except (RuntimeError, ConfigurationError):
         return 0
     return 0 if pool is None else pool.get_size() - pool.get_idle_size()
 

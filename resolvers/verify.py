@@ -17,6 +17,7 @@ from models import AgentTask, TraceEvent
 from models.chain import ChainChecker, Line, TraceCheck
 from models.line_columns import CHECKED, MARKED
 from resolvers.snapshot import read_snapshot
+from resolvers import metrics
 
 BATCH = 5000
 COLUMNS = CHECKED
@@ -71,7 +72,10 @@ async def verify_tree(root: AgentTask, conn: Any = None) -> TraceCheck:
         if len(rows) < BATCH:
             break
         after = rows[-1][SEQ]
-    return checker.finish(root.chain_length, root.chain_head)
+    check = checker.finish(root.chain_length, root.chain_head)
+    if not check.intact:
+        metrics.verify_failed()
+    return check
 
 
 async def verify_task(task_id: uuid.UUID) -> TraceCheck | None:

@@ -23,7 +23,7 @@ from models import AgentTask, IdempotencyKey, TraceEvent
 from models.chain import Line, compact_json, seal
 from models.line_columns import BESIDE, FIGURES, INSERTED, SEALED_FIELDS
 from permissions.principal import Principal
-from resolvers import checks
+from resolvers import checks, metrics
 from resolvers.checkpoints import sign_head
 from models.errors import Conflict, Forbidden, NotFound, Unauthenticated
 
@@ -207,6 +207,7 @@ async def append_many(root: AgentTask, steps: list[Step], conn: Any) -> list[tup
     await insert_rows(conn, "trace_event", LINE_COLUMNS, rows)
     await move_head(root, seq, head, conn)
     await sign_head(root, conn)
+    metrics.lines_appended(tenant, len(rows))
     return rows
 
 

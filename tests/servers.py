@@ -50,11 +50,11 @@ class Server:
                 self.process.wait(timeout=15)
 
 
-def start_server(database_url: str) -> Server:
+def start_server(database_url: str, *options: str) -> Server:
     env = {**os.environ, "AGENTLOG_DATABASE_URL": database_url}
     command = [
         "timeout", "--kill-after=10", str(LIFETIME_SECONDS),
-        sys.executable, "-m", "graph.cli", "serve", "--host", "127.0.0.1", "--port", "0",
+        sys.executable, "-m", "graph.cli", "serve", "--host", "127.0.0.1", "--port", "0", *options,
     ]
     process = subprocess.Popen(
         command, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -75,3 +75,10 @@ def test_the_settings_command_prints_the_table():
     out = subprocess.run([sys.executable, "-m", "graph.cli", "settings"], cwd=REPO, capture_output=True, text=True)
 
     assert out.stdout == settings.reference()
+
+
+def test_a_misspelt_variable_is_named(monkeypatch):
+    monkeypatch.setenv("AGENTLOG_MAX_TOKEN", "40")
+
+    assert "AGENTLOG_MAX_TOKEN" in settings.unknown()
+    assert "AGENTLOG_MAX_TOKENS" not in settings.unknown()

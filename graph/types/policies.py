@@ -10,6 +10,9 @@ class Policies:
     teaches_agents: list[str]
     reads_all_agent_work: list[str]
     erases_agent_records: list[str]
+    retain_days: int | None = strawberry.field(
+        description="Days after a work tree's root ends before retention forgets it; null keeps work forever."
+    )
 
     @classmethod
     def of(cls, row: models.TenantPolicies) -> "Policies":
@@ -19,4 +22,5 @@ class Policies:
             teaches_agents=list(row.teaches_agents or []),
             reads_all_agent_work=list(row.reads_all_agent_work or []),
             erases_agent_records=list(row.erases_agent_records or []),
+            retain_days=row.retain_days,
         )

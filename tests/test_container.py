@@ -1,0 +1,82 @@
+"""What the image does, without a Docker engine: only the files the Dockerfile copies, installed into a fresh
+venv, served from an empty folder, and the walkthrough run against it."""
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from tests.servers import RUNNING, STARTUP_SECONDS, Server
+
+REPO = Path(__file__).resolve().parent.parent
+SECRET = "container-test-secret-of-32-bytes-or-more"
+
+
+def copied() -> list[tuple[str, str]]:
+    """(source, destination) of every COPY in the Dockerfile, destinations relative to its WORKDIR."""
+    pairs = []
+    for line in (REPO / "Dockerfile").read_text().splitlines():
+        if line.startswith("COPY "):
+            *sources, destination = shlex.split(line)[1:]
+            pairs += [(source, destination) for source in sources]
+    return pairs
+
+
+def image_files(app: Path) -> None:
+    for source, destination in copied():
+        target = app / destination
+        if (REPO / source).is_dir():
+            shutil.copytree(REPO / source, target, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO / source, target / source)
+
+
+def serve(venv: Path, data: Path, env: dict[str, str]) -> Server:
+    process = subprocess.Popen(
+        ["timeout", "--kill-after=10", "600", venv / "bin" / "agentlog", "serve", "--host", "127.0.0.1", "--port", "0"],
+        cwd=data, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )
+    server = Server(process)
+    ready = threading.Event()
+
+    def read() -> None:
+        for line in process.stdout:
+            server.log.append(line.rstrip())
+            found = RUNNING.search(line)
+            if found:
+                server.port = int(found.group(1))
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    ready.wait(STARTUP_SECONDS)
+    return server
+
+
+def test_the_image_serves_the_walkthrough_from_an_empty_folder(tmp_path, database):
+    app, data, venv = tmp_path / "app", tmp_path / "data", tmp_path / "venv"
+    image_files(app)
+    data.mkdir()
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    install = subprocess.run([venv / "bin" / "pip", "install", "-q", "."], cwd=app, capture_output=True, text=True)
+    assert install.returncode == 0, install.stderr[-3000:]
+    url = database if database.startswith("postgres") else f"sqlite://{data / 'agentlog.db'}"
+    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "AGENTLOG_JWT_SECRET": SECRET,
+           "AGENTLOG_DATABASE_URL": url}
+
+    server = serve(venv, data, env)
+    try:
+        assert server.port, "\n".join(server.log[-30:])
+        walk = subprocess.run([venv / "bin" / "python", REPO / "docs" / "walkthrough.py", server.url], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        server.stop()
+
+    assert walk.returncode == 0, walk.stdout[-2000:] + walk.stderr[-2000:]
+    assert re.search(r'"intact": true', walk.stdout)
+    assert url.startswith("postgres") or (data / "agentlog.db").exists()
