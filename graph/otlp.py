@@ -12,7 +12,7 @@ from tortoise.exceptions import DBConnectionError
 
 from models.errors import Unauthenticated
 from permissions.tokens import principal_from_header
-from resolvers import otlp_decode, otlp_ingest, settings
+from resolvers import metrics, otlp_decode, otlp_ingest, settings
 from resolvers.otlp_mapping import Hostile
 
 log = logging.getLogger("agentlog.otlp")
@@ -61,6 +61,7 @@ async def traces(request: Request) -> Response:
     except UNAVAILABLE as exc:
         log.warning("OTLP export refused while the database is away: %s", exc)
         return _refused(503, "The database cannot be reached; send the export again.", {"Retry-After": "5"})
+    metrics.otlp_spans(taken.taken, taken.rejected)
     return Response(otlp_decode.answer(media, taken.rejected, taken.message), media_type=media)
 
 

@@ -152,3 +152,28 @@ def test_every_worker_answers_the_sum_of_all_workers(database, monkeypatch):
 
     assert len(set(served_by(server))) == 2
     assert answered == [sent] * 8
+
+
+async def test_otlp_spans_taken_and_rejected_are_counted(client):
+    from tests.otlp_spans import agent, export, new_trace_id, span
+
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root = agent(t)
+    unmappable = span(t, "chat", {"gen_ai.operation.name": "chat"}, parent=root.span_id)
+    before = await scrape(client)
+
+    response = await client.http.post(
+        "/v1/traces", content=export(root, unmappable).SerializeToString(),
+        headers={"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {shop.kit}"},
+    )
+    assert response.status_code == 200
+    after = await scrape(client)
+
+    def grew(outcome: str) -> float:
+        return sample(after, "agentlog_otlp_spans_total", outcome=outcome) - sample(
+            before, "agentlog_otlp_spans_total", outcome=outcome)
+
+    assert grew("taken") == 1
+    assert grew("rejected") == 1
