@@ -71,6 +71,19 @@ async def test_a_number_past_64_bits_is_bad_input(client):
     assert error["extensions"]["code"] == "BAD_INPUT"
 
 
+async def test_a_number_past_64_bits_written_into_the_query_is_bad_input_and_writes_nothing(client):
+    shop, task = await running(client)
+    before = await footprint(shop)
+    literal = (f'mutation {{ recordModelCall(input: {{task: "{task}", model: "Everyday", inputTokens: 1, '
+               f'outputTokens: {2**63}, costMicros: 1}}) {{ seq }} }}')
+
+    error = await client.error(literal, token=shop.kit)
+
+    assert error["extensions"]["code"] == "BAD_INPUT"
+    assert "64 bits" in error["message"]
+    assert await footprint(shop) == before
+
+
 async def test_sums_past_2_to_the_31_are_kept_exactly(client):
     shop, task = await running(client)
 

@@ -1,5 +1,5 @@
 """What the image does, without a Docker engine: only the files the Dockerfile copies, installed into a fresh
-venv, served from an empty folder, and the walkthrough run against it."""
+venv, served from an empty folder, and the walkthrough (a client, with the kit of the test run) run against it."""
 
 import re
 import shlex
@@ -72,7 +72,7 @@ def test_the_image_serves_the_walkthrough_from_an_empty_folder(tmp_path, databas
     server = serve(venv, data, env)
     try:
         assert server.port, "\n".join(server.log[-30:])
-        walk = subprocess.run([venv / "bin" / "python", REPO / "docs" / "walkthrough.py", server.url], cwd=tmp_path,
+        walk = subprocess.run([sys.executable, REPO / "docs" / "walkthrough.py", server.url], cwd=tmp_path,
                               env=env, capture_output=True, text=True, timeout=120)
     finally:
         server.stop()

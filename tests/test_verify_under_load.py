@@ -53,7 +53,7 @@ async def test_every_check_during_appends_is_intact_and_covers_the_head_read_bef
 
     assert [check for _, check in found if not check["intact"]] == []
     assert all(check["lines"] >= head for head, check in found)
-    assert len({check["lines"] for _, check in found}) >= CHECKS // 5, "the chain grew between checks"
+    assert len({check["lines"] for _, check in found}) > 1, "the chain grew between checks"
 
 
 async def test_a_sentence_changed_while_writers_append_is_found_at_its_line(client):

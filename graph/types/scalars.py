@@ -3,21 +3,23 @@ from __future__ import annotations
 from typing import Any, NewType
 
 import strawberry
+from graphql import GraphQLError
 from strawberry.scalars import JSON
 
 from resolvers.checks import MAX_LONG
 
 
 def _parse_long(value: Any) -> int:
+    """A GraphQLError, not a ValueError, so that graphql-core reports it as the input's fault in literals too."""
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         elif isinstance(value, str) and value.lstrip("-").isdigit():
             value = int(value)
         else:
-            raise ValueError(f"Long cannot represent {value!r}: a whole number is expected.")
+            raise GraphQLError(f"Long cannot represent {value!r}: a whole number is expected.")
     if not -MAX_LONG - 1 <= value <= MAX_LONG:
-        raise ValueError(f"Long cannot represent {value}: it is outside 64 bits.")
+        raise GraphQLError(f"Long cannot represent {value}: it is outside 64 bits.")
     return value
 
 
