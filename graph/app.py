@@ -1,5 +1,6 @@
 """The ASGI app: GraphQL at /graphql (GraphiQL on GET, subscriptions over graphql-transport-ws), the REST
-session transcript and its /openapi.json, health at /healthz."""
+session transcript and its /openapi.json, liveness at /healthz and readiness at /readyz; every route behind the
+body limit, and answering 503 while the database cannot be reached."""
 
 from __future__ import annotations
 
@@ -24,10 +25,10 @@ from graph import http_errors, rest
 from graph.body_limit import BodyLimit
 from graph.context import Context
 from graph.readiness import readyz
-from graph.unavailable import Unavailable
-from graph.view import JSONErrorsView
 from graph.schema import build_schema
 from graph.subscription import admit
+from graph.unavailable import Unavailable
+from graph.view import JSONErrorsView
 from models import db
 from permissions.tokens import principal_from_header
 from resolvers import bus, settings
