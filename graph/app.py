@@ -1,6 +1,7 @@
 """The ASGI app: GraphQL at /graphql (GraphiQL on GET, subscriptions over graphql-transport-ws), the REST
-session transcript and its /openapi.json, the inspector at /inspect, the export at /export, health at
-/healthz, metrics at /metrics."""
+session transcript and its /openapi.json, the inspector at /inspect, the export at /export, OTLP at /v1/traces,
+liveness at /healthz, readiness at /readyz, metrics at /metrics; every route behind the body limit, and answering
+503 while the database cannot be reached."""
 
 from __future__ import annotations
 
@@ -25,13 +26,13 @@ from graph import export_route, http_errors, inspector, otlp, rest
 from graph.body_limit import BodyLimit
 from graph.context import Context
 from graph.readiness import readyz
-from graph.unavailable import Unavailable
-from graph.view import JSONErrorsView
+from graph.request_log import RequestLog
 from graph.schema import build_schema
 from graph.subscription import admit
+from graph.unavailable import Unavailable
+from graph.view import JSONErrorsView
 from models import db
 from permissions.tokens import principal_from_header
-from graph.request_log import RequestLog
 from resolvers import bus, metrics, otlp_ingest, retention, settings, signing
 from models.errors import Unauthenticated
 

@@ -48,8 +48,11 @@ class JSONErrorsView:
         await response(scope, receive, send)
 
 
+OVER_GET = "Send queries and mutations with POST /graphql; GET /graphql serves GraphiQL to a browser."
+
+
 def _reason(exc: HTTPException) -> str:
     cause = exc.__cause__
-    if isinstance(cause, InvalidOperationTypeError) and cause.operation_type is OperationType.SUBSCRIPTION:
-        return SUBSCRIPTION_OVER_HTTP
+    if isinstance(cause, InvalidOperationTypeError):
+        return SUBSCRIPTION_OVER_HTTP if cause.operation_type is OperationType.SUBSCRIPTION else OVER_GET
     return exc.reason

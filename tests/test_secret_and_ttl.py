@@ -28,10 +28,22 @@ def test_without_a_secret_serve_refuses_a_host_reachable_from_elsewhere(host):
     assert "Uvicorn running" not in out.stdout + out.stderr
 
 
-def test_serve_on_a_loopback_host_is_not_refused_without_a_secret():
-    from graph.cli import is_loopback
+@pytest.mark.parametrize("host, secret", [
+    ("127.0.0.1", None), ("::1", None), ("localhost", None), ("0.0.0.0", "s" * 32), ("::", "s" * 32),
+])
+def test_serve_starts_on_loopback_without_a_secret_and_anywhere_with_one(monkeypatch, host, secret):
+    import uvicorn
 
-    assert all(is_loopback(host) for host in ("127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"))
+    from graph import cli
+
+    started = {}
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: started.update(kwargs))
+    monkeypatch.delenv("AGENTLOG_JWT_SECRET", raising=False)
+    if secret:
+        monkeypatch.setenv("AGENTLOG_JWT_SECRET", secret)
+
+    assert cli.main(["serve", "--host", host, "--port", "0"]) == 0
+    assert started["host"] == host
 
 
 def claims_of(token: str, secret: str = DEV_SECRET) -> dict:
