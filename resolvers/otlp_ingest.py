@@ -38,11 +38,14 @@ ROOT, STAND_IN = ("root",), ("stand-in",)
 MISSING = object()
 RANKS = {"STARTED": 0, "MODEL_CALL": 1, "TOOL_CALL": 1, "TOOL_RESULT": 2, "ENDED": 3}
 
-SPAN_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us", "placed", "task_id")
 SPAN_NAMES = '"tenant","trace_id","span_id","parent_span_id","kind","body","received_us","placed","task_id"'
 STORE = (
     f'INSERT INTO "otlp_span" ({SPAN_NAMES}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) '
     'ON CONFLICT ("tenant","trace_id","span_id") DO NOTHING'
+)
+STAND_IN_STORE = (
+    f'INSERT INTO "otlp_span" ({SPAN_NAMES}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) '
+    'ON CONFLICT ("tenant","trace_id","span_id") DO UPDATE SET "task_id"=excluded."task_id"'
 )
 STORE_ARRAYS = (
     f'INSERT INTO "otlp_span" ({SPAN_NAMES}) SELECT * FROM unnest($1::text[],$2::text[],$3::text[],$4::text[],'
@@ -311,11 +314,14 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
         if stand_in_row is not None and stand_in_row["task_id"] is not None:
             existing.add(uuid.UUID(str(stand_in_row["task_id"])))
         await placing.existing(existing)
+        for sid, target in found.items():
+            if target[0] == "task" and target[1] not in placing.tasks:
+                found[sid] = STAND_IN
         await placing.agent_logging({b["fields"]["agent"] for sid, b in bodies.items() if spans[sid]["kind"] == AGENT}
                                     | {t.agent for t in placing.tasks.values()} | {STAND_IN_AGENT})
         stand_in: AgentTask | None = None
         if stand_in_row is not None:
-            stand_in = placing.tasks[uuid.UUID(str(stand_in_row["task_id"]))]
+            stand_in = placing.tasks.get(uuid.UUID(str(stand_in_row["task_id"])))
 
         def stand_in_task() -> AgentTask:
             nonlocal stand_in
@@ -367,7 +373,7 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
         for draft, at, task in priced:
             placing.line(task, draft.kind, at, draft.summary, draft.payload, draft.figures, draft.by_tool, draft.call)
         if placing.stand_in_row is not None:
-            await conn.execute_query(placeholders(conn, STORE), list(placing.stand_in_row))
+            await conn.execute_query(placeholders(conn, STAND_IN_STORE), list(placing.stand_in_row))
         await placing.write()
         placed = len(found)
     await publish_tasks([("AgentTaskStarted", task) for task in placing.new_tasks]

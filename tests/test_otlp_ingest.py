@@ -278,3 +278,21 @@ async def test_while_the_database_is_away_the_export_answers_503_so_the_exporter
     response = await post(shop, export(agent(new_trace_id())))
 
     assert response.status_code == 503 and response.headers["retry-after"]
+
+
+async def test_a_span_whose_parent_work_was_forgotten_hangs_under_a_stand_in(client):
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root = agent(t)
+    await post(shop, export(root))
+    [task] = await roots(shop)
+    await client.ok("mutation($id: ID!) { forgetAgentWork(task: $id) }", {"id": task["id"]},
+                    shop.person("pia", "Privacy"))
+
+    response = await post(shop, export(chat(t, root.span_id)))
+
+    assert response.status_code == 200
+    [stand_in] = await roots(shop)
+    assert (stand_in["agent"], stand_in["modelCalls"]) == ("unknown", 1)
+    assert (await shop.verify(stand_in["id"]))["intact"] is True

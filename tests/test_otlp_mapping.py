@@ -4,7 +4,7 @@ import pytest
 
 from models.errors import BadInput
 from resolvers.otlp_mapping import AGENT, ATTRIBUTES, LLM, OTHER, TOOL, map_request, map_span
-from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span, tool
+from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span
 
 RESOURCE = {"service.name": "workshop"}
 
