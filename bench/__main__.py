@@ -31,7 +31,7 @@ from models import AgentTask
 from resolvers.verify import verify_tree
 
 WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export")
-REPEATS = 3
+REPEATS = 5
 TREE_READ = """
 import asyncio, inspect, json, sys
 from bench.tree_read import measure
@@ -53,24 +53,28 @@ async def intact(roots: list[str], lines: int) -> None:
 
 
 async def ingest_figures(url: str) -> list[Figure]:
-    """The batch and its baseline take a second or two, so each runs three times, alternately; the median counts."""
+    """The batch and its baseline take a second or two, so each runs several times, alternately; the median
+    counts. The client's run and the batch's swap order every time, so neither always runs on a warmer server."""
     raws, batches, kits = [], [], []
     async with ingest.served(url) as base:
         await ingest.set_up(base)
         say(f"ingest: single-line mutations, {ingest.CLIENTS} clients…")
         single = await ingest.ingest(base, 1)
         for n in range(1, REPEATS + 1):
-            say(f"ingest ({n}/{REPEATS}): the baseline (asyncpg executemany), then recordLines, "
-                f"{ingest.BATCH} lines a call…")
+            say(f"ingest ({n}/{REPEATS}): the baseline (asyncpg executemany), recordLines with "
+                f"{ingest.BATCH} lines a call, and the same through agentlog_kit.AsyncKit…")
             raws.append(await ingest_baseline.baseline(url))
-            batches.append(await ingest.ingest(base, ingest.BATCH))
-            say(f"ingest ({n}/{REPEATS}): the same through agentlog_kit.AsyncKit…")
-            kits.append(await ingest_kit.ingest(base))
+            if n % 2:
+                batches.append(await ingest.ingest(base, ingest.BATCH))
+                kits.append(await ingest_kit.ingest(base))
+            else:
+                kits.append(await ingest_kit.ingest(base))
+                batches.append(await ingest.ingest(base, ingest.BATCH))
     await intact([root for run in (single, *raws, *batches, *kits) for root in run.roots], ingest.LINES_PER_TREE)
     raw = statistics.median(run.per_second for run in raws)
     batched = statistics.median(run.per_second for run in batches)
     through_kit = statistics.median(run.per_second for run in kits)
-    say("ingest: AsyncKit / recordLines per run: "
+    say("ingest: AsyncKit / recordLines, run by run: "
         + ", ".join(f"{k.per_second / b.per_second:.3f}" for k, b in zip(kits, batches)))
     return [
         higher_is_better("ingest_single", single.per_second, raw, "lines/s", 1000, of_baseline=False),

@@ -1,5 +1,6 @@
 """Ingest through the kit client: the same trees as bench/ingest.py, written with `AsyncKit`, which batches
-them into recordLines itself (250 lines a call), from as many trees at once as the raw batch has clients."""
+them into recordLines itself (250 lines a call). All trees are written at once, as the raw clients interleave
+them, over as many connections as the raw batch has clients."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 import time
 from typing import Any
 
+import httpx
 from agentlog_kit import AsyncKit, AsyncTask
 
 from bench.common import TENANT
@@ -50,14 +52,9 @@ async def write_steps(task: AsyncTask, made: list[tuple[str, dict[str, Any]]]) -
 async def ingest(base: str) -> Run:
     made = [calls(i) for i in range(TREES)]
     token = issue_token("bench-kit", TENANT, kit=True, key=SECRET)
-    turns = asyncio.Semaphore(CLIENTS)
-
-    async def one(kit: AsyncKit, tree: list[tuple[str, dict[str, Any]]]) -> str:
-        async with turns:
-            return await write_tree(kit, tree)
-
-    async with AsyncKit(base, token, batch_lines=BATCH) as kit:
+    connections = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=CLIENTS))
+    async with AsyncKit(base, token, batch_lines=BATCH, transport=connections) as kit:
         start = time.perf_counter()
-        roots = await asyncio.gather(*(one(kit, tree) for tree in made))
+        roots = await asyncio.gather(*(write_tree(kit, tree) for tree in made))
         seconds = time.perf_counter() - start
     return Run(TREES * LINES_PER_TREE, seconds, list(roots))

@@ -44,8 +44,10 @@ with Kit(URL, KIT) as kit:
     with kit.task(agent="Estimator", skill="EstimateRepair", actor={"id": "estimator", "name": "Estimator"},
                   requester=MIA_PERSON, given="Rear brake does not bite.", limit_micros=50_000,
                   about="Ticket T-7") as t:
-        for step, tool, args, answer in [(1, "PartsFor", {"fault": "rear brake"}, ["brake pads", "cable"]),
-                                         (2, "NoteRepair", {"note": "New pads and a cable: one hour."}, "Noted on T-7.")]:
+        for step, tool, args, answer in [
+            (1, "PartsFor", {"fault": "rear brake"}, ["brake pads", "cable"]),
+            (2, "NoteRepair", {"note": "New pads and a cable: one hour."}, "Noted on T-7."),
+        ]:
             t.model_call("Everyday", route_rule="llm:default", input_tokens=120, output_tokens=30, cost_micros=200,
                          messages=[{"role": "user", "content": "Estimate T-7"}],
                          response={"toolCalls": [{"id": f"c{step}", "name": tool}]})

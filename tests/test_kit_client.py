@@ -147,7 +147,9 @@ def test_a_batch_refused_in_the_background_surfaces_on_the_next_call_with_its_li
         with pytest.raises(BadInput) as refused:
             with kit.task("Estimator", "EstimateRepair", requester=MIA) as t:
                 t.model_call("Everyday", input_tokens=-1, output_tokens=5, cost_micros=20)
-                time.sleep(1)
+                deadline = time.monotonic() + 10
+                while t.task.batches.refused is None and time.monotonic() < deadline:
+                    time.sleep(0.05)
                 t.model_call("Everyday", input_tokens=1, output_tokens=5, cost_micros=20)
     assert refused.value.code == "BAD_INPUT"
     assert refused.value.field == "lines[0].modelCall.inputTokens"
@@ -172,6 +174,9 @@ def test_refusals_are_typed_with_their_code_and_field(shop):
         with pytest.raises(BadInput) as unregistered:
             kit.start_task("Nobody", "Anything")
         assert unregistered.value.code == "BAD_INPUT" and unregistered.value.field == "agent"
+        with pytest.raises(BadInput) as not_a_number:
+            kit.start_task("Estimator", "EstimateRepair", limit_micros="lots")
+        assert not_a_number.value.field == "limitMicros"
         with pytest.raises(NotFound) as unknown:
             kit.start_task("Estimator", "EstimateRepair", parent="00000000-0000-0000-0000-000000000000")
         assert unknown.value.code == "NOT_FOUND" and unknown.value.field == "parent"

@@ -1,4 +1,4 @@
-"""The kit client is a package of its own: it needs httpx only, and nothing of the server."""
+"""The kit client is a package of its own: it needs httpx, and nothing of the server."""
 
 from __future__ import annotations
 
@@ -28,7 +28,9 @@ def test_the_kit_imports_nothing_of_the_server():
 
 
 def test_the_kit_is_its_own_typed_distribution_needing_httpx_only():
+    """sniffio only spares httpcore a failed import on every connection-pool lock (it imports it lazily)."""
     project = tomllib.loads((KIT / "pyproject.toml").read_text())["project"]
     assert project["name"] == "agentlog-kit"
-    assert [requirement.split(">")[0].split("=")[0] for requirement in project["dependencies"]] == ["httpx"]
+    assert [requirement.split(">")[0].split("=")[0] for requirement in project["dependencies"]] == [
+        "httpx", "sniffio"]
     assert (KIT / "agentlog_kit" / "py.typed").exists()

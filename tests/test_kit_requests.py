@@ -145,3 +145,16 @@ async def test_a_principal_is_an_id_or_an_id_and_a_name():
     first, second = server.inputs("startTask")
     assert first["requester"] == {"id": "mia", "name": "Mia"} and first["actor"] == {"id": "Estimator"}
     assert second["requester"] == {"id": "mia"} and second["actor"] == {"id": "estimator-account"}
+
+
+async def test_an_error_in_the_block_is_not_replaced_when_the_server_is_away():
+    server = Server()
+    async with kit_on(server) as kit:
+        with pytest.raises(ValueError, match="no cable in stock") as escaped:
+            async with kit.task("Estimator", "EstimateRepair") as t:
+                await t.model_call("Everyday", input_tokens=1, output_tokens=1, cost_micros=1)
+                server.failures = [httpx.ConnectError("connection refused")] * FAST.attempts
+                raise ValueError("no cable in stock")
+        assert any(f"task {t.id} could not be ended" in note for note in escaped.value.__notes__)
+    assert server.inputs("endTask") == []
+    assert len(server.inputs("recordLines")) == FAST.attempts + 1, "closing the kit sends the lines kept"

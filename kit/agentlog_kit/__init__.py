@@ -1,6 +1,7 @@
 """agentlog-kit: record AI agents' work in agentlog — receipts, batched lines, retries — over its GraphQL API."""
 
-from agentlog_kit.async_kit import AsyncKit, AsyncTask, AsyncTaskScope, AsyncToolCall
+from agentlog_kit.async_kit import AsyncKit
+from agentlog_kit.async_task import AsyncTask, AsyncTaskScope, AsyncToolCall
 from agentlog_kit.errors import (
     AgentlogError,
     BadInput,

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 LEADING_FIELD = re.compile(r"^([A-Za-z_][\w.\[\]]*)(?::| is | must | lists )")
-VALIDATION_FIELD = re.compile(r'at "input\.([\w.\[\]]+)"')
+VALIDATION_FIELD = re.compile(r"invalid value at \.([\w.\[\]]+)|required field '(\w+)'")
 
 
 class AgentlogError(Exception):
@@ -66,8 +66,11 @@ BY_CODE: dict[str, type[AgentlogError]] = {
 
 
 def field_named(message: str) -> str | None:
-    found = VALIDATION_FIELD.search(message) or LEADING_FIELD.match(message)
-    return found.group(1) if found else None
+    found = VALIDATION_FIELD.search(message)
+    if found:
+        return found.group(1) or found.group(2)
+    leading = LEADING_FIELD.match(message)
+    return leading.group(1) if leading else None
 
 
 def from_graphql(error: dict[str, Any]) -> AgentlogError:

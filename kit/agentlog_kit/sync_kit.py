@@ -17,14 +17,8 @@ from typing import Any, ParamSpec, TypeVar, Unpack
 
 import httpx
 
-from agentlog_kit.async_kit import (
-    AsyncKit,
-    AsyncTask,
-    AsyncTaskScope,
-    AsyncToolCall,
-    arguments,
-    jsonable,
-)
+from agentlog_kit.async_kit import AsyncKit
+from agentlog_kit.async_task import AsyncTask, AsyncTaskScope, AsyncToolCall
 from agentlog_kit.types import (
     Agent,
     EndFields,
@@ -38,6 +32,7 @@ from agentlog_kit.types import (
     ToolCallFields,
     ToolResultFields,
 )
+from agentlog_kit.values import arguments, jsonable
 from agentlog_kit.wire import Retry
 
 P = ParamSpec("P")
