@@ -9,7 +9,9 @@ shapes of 10,000 tasks: `deep` (depth 5, about 6 children per task) and `flat` (
 the worst case for a tree read whole). A run opens /inspect/{root} in a fresh browser context (nothing cached)
 with a requester's token and takes, from the page's own clock (ms since navigation start):
 
-- `first screen`: the heading and the root with its first page of children painted (what fits the screen);
+- `first screen`: the heading and the root with its first page of children painted (what fits the screen),
+  their costs still being summed;
+- `costs`: those tasks' own and all-in costs shown (each a sum over the task's whole subtree);
 - `badge`: the verifyTrace badge shown (the whole chain walked);
 - `steps`: the first rows of the step list shown (the whole record read).
 
@@ -37,6 +39,7 @@ CHROMIUM = "/usr/bin/chromium"
 FIRST_PAGE = 50
 MOMENTS = {
     "first screen": "!!document.querySelector('h1') && document.querySelectorAll('[data-testid=tree-node]').length >= NODES",
+    "costs": "document.querySelectorAll('[data-testid=tree-node]').length >= NODES && !document.querySelector('.cost-pending')",
     "badge": "!!document.querySelector('[data-testid=verify-badge]')",
     "steps": "!!document.querySelector('[data-testid=step]')",
 }

@@ -6,7 +6,7 @@ import { graphql } from "./api.js";
 
 export const PAGE = 50;
 
-const NODE = `id agent skill status about startedAt endedAt limitMicros cost { ownMicros allInMicros }`;
+const NODE = `id agent skill status about startedAt endedAt limitMicros`;
 const CHILD = `${NODE} children { id }`;
 const child = ({ children, ...task }) => ({ ...task, hasChildren: children.length > 0 });
 
@@ -23,7 +23,7 @@ export async function taskList(filter, after) {
   const data = await graphql(
     `query($filter: TaskFilter, $first: Int!, $after: String) {
       tasks(filter: $filter, first: $first, after: $after) {
-        edges { node { ${NODE} requester { id name } } }
+        edges { node { ${NODE} cost { ownMicros allInMicros } requester { id name } } }
         pageInfo { hasNextPage endCursor }
       }
     }`,
@@ -52,20 +52,32 @@ export async function childIds(id) {
   return data.task ? data.task.children.map((c) => c.id) : [];
 }
 
-// One page of tree nodes by id, a few aliased task(id:) reads per request (the alias limit is 50).
-export async function nodes(ids) {
+// Tasks by id, a few aliased task(id:) reads per request (the alias limit is 50).
+async function byId(ids, fields) {
   const chunks = [];
   for (let i = 0; i < ids.length; i += 25) chunks.push(ids.slice(i, i + 25));
   const pages = await Promise.all(chunks.map(async (chunk) => {
     const data = await graphql(
       `query(${chunk.map((_, i) => `$i${i}: ID!`).join(", ")}) {
-        ${chunk.map((_, i) => `n${i}: task(id: $i${i}) { ${CHILD} }`).join("\n")}
+        ${chunk.map((_, i) => `n${i}: task(id: $i${i}) { ${fields} }`).join("\n")}
       }`,
       Object.fromEntries(chunk.map((id, i) => [`i${i}`, id])),
     );
-    return chunk.map((_, i) => data[`n${i}`]).filter(Boolean).map(child);
+    return chunk.map((_, i) => data[`n${i}`]).filter(Boolean);
   }));
   return pages.flat();
+}
+
+// One page of tree nodes.
+export async function nodes(ids) {
+  return (await byId(ids, CHILD)).map(child);
+}
+
+// Costs are summed over each task's whole subtree, the slowest figure of a large tree: they are read after
+// the tree is on the screen, as a map from task id to cost.
+export async function costs(ids) {
+  const found = await byId(ids, "id cost { ownMicros allInMicros }");
+  return Object.fromEntries(found.map((t) => [t.id, t.cost]));
 }
 
 export async function verifyOf(id) {

@@ -2,7 +2,7 @@
 import { h } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import htm from "htm";
-import { stepsOf, taskPage, verifyOf } from "./queries.js";
+import { costs, stepsOf, taskPage, verifyOf } from "./queries.js";
 import { Budget, Status, Time, duration } from "./format.js";
 import { Tree } from "./tree.js";
 import { Steps } from "./steps.js";
@@ -46,7 +46,10 @@ export function TaskPage({ id }) {
   const failed = (e) => setError(e.message);
 
   useEffect(() => { taskPage(id).then(setTask, failed); }, [id]);
-  const verify = () => verifyOf(id).then(setCheck, failed);
+  const afterTree = () => {
+    costs([id]).then((found) => setTask((now) => ({ ...now, cost: found[id] })), failed);
+    verifyOf(id).then(setCheck, failed);
+  };
   useEffect(() => {
     setSteps(null);
     stepsOf(id, whole).then(setSteps, failed);
@@ -76,7 +79,7 @@ export function TaskPage({ id }) {
     <${Facts} task=${task} />
     <section aria-labelledby="tree-title">
       <h2 id="tree-title">Sub-tasks</h2>
-      <${Tree} task=${task} onShown=${verify} />
+      <${Tree} task=${task} onShown=${afterTree} />
     </section>
     <section aria-labelledby="steps-title">
       <h2 id="steps-title">${whole ? "Steps of the whole tree" : "Steps"}${steps ? ` (${steps.length})` : ""}</h2>

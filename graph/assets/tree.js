@@ -3,7 +3,7 @@
 import { h } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
-import { PAGE, childIds, nodes } from "./queries.js";
+import { PAGE, childIds, costs, nodes } from "./queries.js";
 import { Budget, Status, duration } from "./format.js";
 
 const html = htm.bind(h);
@@ -17,7 +17,14 @@ function Node({ task, level, open: startOpen, onShown }) {
   const expandable = task.hasChildren !== false && !(ids && ids.length === 0);
   const failed = (e) => setError(e.message);
   const more = (known, shown, from) => nodes(known.slice(from, from + PAGE))
-    .then((page) => { setChildren([...shown, ...page]); setAsked(from + PAGE); }, failed)
+    .then((page) => {
+      setChildren([...shown, ...page]);
+      setAsked(from + PAGE);
+      if (page.length) {
+        costs(page.map((c) => c.id)).then((found) => setChildren((now) => now.map((c) => (
+          found[c.id] ? { ...c, cost: found[c.id] } : c))), failed);
+      }
+    }, failed)
     .then(() => onShown && from === 0 && onShown());
 
   useEffect(() => {
