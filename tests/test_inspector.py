@@ -230,3 +230,20 @@ async def test_a_long_record_keeps_only_the_rows_in_view_in_the_page(client, bro
         await expect(page.locator("#line-301")).to_contain_text('{"wheel":299}')
         assert 5 < await steps.count() < 40
         await expect(page.locator("#line-1")).to_have_count(0)
+
+
+async def test_a_broken_line_of_a_sub_task_is_reached_from_the_root(client, browser, origin):
+    shop = Shop(client)
+    await shop.setup()
+    root = (await shop.start(about="Service the bicycle"))["id"]
+    child = await shop.estimate(parent=root, about="Check the brakes")
+    await TraceEvent.filter(root_id=root, seq=5).update(cost_micros=1)
+    async with visit(browser, origin) as seen:
+        page = await seen.open(f"/inspect/{root}", shop.noor)
+        await expect(page.get_by_test_id("step")).to_have_count(1)
+        await page.get_by_test_id("verify-badge").click()
+        await expect(page.get_by_role("heading", name="Steps of the whole tree (10)")).to_be_visible()
+        line = page.locator("#line-5")
+        await expect(line).to_be_focused()
+        await expect(line).to_contain_text("broken here")
+        await expect(line.get_by_role("link", name="Estimator · EstimateRepair")).to_have_attribute("href", f"/inspect/{child}")

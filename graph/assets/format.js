@@ -44,6 +44,7 @@ export function Status({ status }) {
 
 export function Budget({ task }) {
   const { cost, limitMicros } = task;
+  if (!cost) return html`<span class="budget cost-pending">summing the cost…</span>`;
   const over = limitMicros !== null && cost.allInMicros > limitMicros;
   return html`<span class="budget">
     <span>own <${Money} micros=${cost.ownMicros} /></span>

@@ -2,11 +2,12 @@
 import { h } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import htm from "htm";
-import { stepsOf, taskPage, verifyOf } from "./queries.js";
+import { costs, stepsOf, taskPage, verifyOf } from "./queries.js";
 import { Budget, Status, Time, duration } from "./format.js";
 import { Tree } from "./tree.js";
 import { Steps } from "./steps.js";
 import { Transcript } from "./transcript.js";
+import { Timeline } from "./timeline.js";
 
 const html = htm.bind(h);
 const hidden = html`<span class="none">not shown to your role</span>`;
@@ -41,13 +42,18 @@ export function TaskPage({ id }) {
   const [steps, setSteps] = useState(null);
   const [error, setError] = useState(null);
   const [goTo, setGoTo] = useState(null);
+  const [whole, setWhole] = useState(false);
+  const failed = (e) => setError(e.message);
 
-  useEffect(() => {
-    const failed = (e) => setError(e.message);
-    taskPage(id).then(setTask, failed);
+  useEffect(() => { taskPage(id).then(setTask, failed); }, [id]);
+  const afterTree = () => {
+    costs([id]).then((found) => setTask((now) => ({ ...now, cost: found[id] })), failed);
     verifyOf(id).then(setCheck, failed);
-    stepsOf(id).then(setSteps, failed);
-  }, [id]);
+  };
+  useEffect(() => {
+    setSteps(null);
+    stepsOf(id, whole).then(setSteps, failed);
+  }, [id, whole]);
   useEffect(() => {
     const seq = /^#line-(\d+)$/.exec(location.hash);
     if (seq && steps) setGoTo({ seq: Number(seq[1]) });
@@ -61,6 +67,7 @@ export function TaskPage({ id }) {
   }
   const onGoTo = (seq) => {
     history.replaceState(null, "", `#line-${seq}`);
+    if (!whole && steps && !steps.some((s) => s.seq === seq)) setWhole(true);
     setGoTo({ seq });
   };
   return html`<main class="task">
@@ -72,14 +79,18 @@ export function TaskPage({ id }) {
     <${Facts} task=${task} />
     <section aria-labelledby="tree-title">
       <h2 id="tree-title">Sub-tasks</h2>
-      <${Tree} task=${task} />
+      <${Tree} task=${task} onShown=${afterTree} />
     </section>
     <section aria-labelledby="steps-title">
-      <h2 id="steps-title">Steps${steps ? ` (${steps.length})` : ""}</h2>
+      <h2 id="steps-title">${whole ? "Steps of the whole tree" : "Steps"}${steps ? ` (${steps.length})` : ""}</h2>
+      ${(whole || task.chainLength > (steps ? steps.length : 0)) && html`<p>
+        <button type="button" onClick=${() => setWhole(!whole)}>${whole ? "Show only this task's steps"
+          : `Show the steps of the whole tree (${task.chainLength} lines)`}</button></p>`}
       ${steps === null ? html`<p class="loading">Loading the steps…</p>`
         : steps.length === 0 ? html`<p class="empty">No steps you may see.</p>`
-        : html`<${Steps} steps=${steps} taskId=${task.id} brokenAt=${check && !check.intact ? check.brokenAt : null} goTo=${goTo} />`}
-      ${check && !check.intact && steps && !steps.some((s) => s.seq === check.brokenAt)
+        : html`<${Timeline} steps=${steps} onChoose=${onGoTo} />
+          <${Steps} steps=${steps} taskId=${task.id} brokenAt=${check && !check.intact ? check.brokenAt : null} goTo=${goTo} />`}
+      ${whole && check && !check.intact && steps && !steps.some((s) => s.seq === check.brokenAt)
         && html`<p class="reason">Line ${check.brokenAt} is not among the steps you may see.</p>`}
     </section>
     <section aria-labelledby="transcript-title">

@@ -3,20 +3,34 @@
 import { h } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
-import { PAGE, childrenOf } from "./queries.js";
+import { PAGE, childIds, costs, nodes } from "./queries.js";
 import { Budget, Status, duration } from "./format.js";
 
 const html = htm.bind(h);
 
-function Node({ task, level, open: startOpen }) {
+function Node({ task, level, open: startOpen, onShown }) {
   const [open, setOpen] = useState(!!startOpen);
-  const [children, setChildren] = useState(task.children || null);
-  const [shown, setShown] = useState(PAGE);
+  const [ids, setIds] = useState(task.childIds || null);
+  const [children, setChildren] = useState(null);
+  const [asked, setAsked] = useState(0);
   const [error, setError] = useState(null);
-  const expandable = task.hasChildren !== false && !(children && children.length === 0);
+  const expandable = task.hasChildren !== false && !(ids && ids.length === 0);
+  const failed = (e) => setError(e.message);
+  const more = (known, shown, from) => nodes(known.slice(from, from + PAGE))
+    .then((page) => {
+      setChildren([...shown, ...page]);
+      setAsked(from + PAGE);
+      if (page.length) {
+        costs(page.map((c) => c.id)).then((found) => setChildren((now) => now.map((c) => (
+          found[c.id] ? { ...c, cost: found[c.id] } : c))), failed);
+      }
+    }, failed)
+    .then(() => onShown && from === 0 && onShown());
 
   useEffect(() => {
-    if (open && children === null) childrenOf(task.id).then(setChildren, (e) => setError(e.message));
+    if (!open || children !== null) return;
+    if (ids === null) childIds(task.id).then((found) => { setIds(found); return more(found, [], 0); }, failed);
+    else more(ids, [], 0);
   }, [open]);
 
   const onKeyDown = (event) => {
@@ -49,15 +63,16 @@ function Node({ task, level, open: startOpen }) {
     ${open && html`<ul role="group">
       ${error && html`<li role="none" class="problem">${error}</li>`}
       ${children === null && !error && html`<li role="none" class="loading">Loading sub-tasks…</li>`}
-      ${children && children.slice(0, shown).map((c) => html`<${Node} key=${c.id} task=${c} level=${level + 1} />`)}
-      ${children && children.length > shown && html`<li role="none" class="more">
-        <button type="button" onClick=${() => setShown(shown + PAGE)}>
-          Show ${Math.min(PAGE, children.length - shown)} more (${shown} of ${children.length} shown)</button></li>`}
+      ${children && children.map((c) => html`<${Node} key=${c.id} task=${c} level=${level + 1} />`)}
+      ${children && ids.length > asked && html`<li role="none" class="more">
+        <button type="button" onClick=${() => more(ids, children, asked)}>
+          Show ${Math.min(PAGE, ids.length - asked)} more (${asked} of ${ids.length} shown)</button></li>`}
     </ul>`}
   </li>`;
 }
 
-export function Tree({ task }) {
+// onShown is called once the task and its first page of children are on the screen.
+export function Tree({ task, onShown }) {
   const ref = useRef(null);
   useEffect(() => {
     const first = ref.current && ref.current.querySelector('[role="treeitem"]');
@@ -81,6 +96,6 @@ export function Tree({ task }) {
     items[Math.max(0, Math.min(items.length - 1, to))].focus();
   };
   return html`<ul role="tree" aria-label="Sub-tasks" class="tree" ref=${ref} onfocusin=${onFocusIn} onKeyDown=${onKeyDown}>
-    <${Node} task=${task} level=${1} open=${true} />
+    <${Node} task=${task} level=${1} open=${true} onShown=${onShown} />
   </ul>`;
 }
