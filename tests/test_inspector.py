@@ -38,6 +38,16 @@ async def test_the_requester_reads_the_list_the_steps_with_content_and_the_trans
         await expect(page.get_by_test_id("task-row")).to_contain_text("Ticket T-7")
         assert await low_contrast(page) == []
         await seen.screenshot("inspect")
+        started = page.get_by_test_id("task-row").locator("time")
+        assert (await started.get_attribute("title")).endswith(" UTC")
+
+        await page.get_by_label("Status").select_option("FAILED")
+        await page.get_by_role("button", name="Filter").click()
+        await page.wait_for_url(f"{origin}/inspect?**status=FAILED**")
+        await expect(page.get_by_text("No tasks you may see match these filters.")).to_be_visible()
+        await page.get_by_label("Status").select_option("DONE")
+        await page.get_by_role("button", name="Filter").click()
+        await expect(page.get_by_test_id("task-row")).to_have_count(1)
 
         await page.get_by_role("link", name="Estimator · EstimateRepair").click()
         await page.wait_for_url(f"{origin}/inspect/{task}")
