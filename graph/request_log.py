@@ -9,9 +9,9 @@ Never logged: the token, the query text, variables, sentences or content.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
-import uuid
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -19,7 +19,6 @@ from functools import cache
 from typing import Any
 
 from graphql import FieldNode, GraphQLSchema, OperationDefinitionNode
-from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from strawberry.extensions import SchemaExtension
 
@@ -28,7 +27,6 @@ from permissions.tokens import principal_from_header
 from resolvers import metrics
 
 log = logging.getLogger("agentlog.request")
-HEADER = "x-request-id"
 GIVEN_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 PROBES = frozenset({"/healthz", "/readyz", "/metrics"})
 STATUS_CODES = {
@@ -50,11 +48,22 @@ CURRENT: ContextVar[Outcome | None] = ContextVar("agentlog_request", default=Non
 def request_id() -> str:
     """The id of the request being answered, or a new one outside any request (a websocket's operations)."""
     outcome = CURRENT.get()
-    return outcome.request_id if outcome is not None else uuid.uuid4().hex[:12]
+    return outcome.request_id if outcome is not None else os.urandom(6).hex()
 
 
 def _given_or_new(value: str | None) -> str:
-    return value if value is not None and GIVEN_ID.fullmatch(value) else uuid.uuid4().hex[:12]
+    return value if value is not None and GIVEN_ID.fullmatch(value) else os.urandom(6).hex()
+
+
+def _headers(scope: Scope) -> tuple[str | None, str | None]:
+    """The request's X-Request-Id and Authorization, read in one pass over the raw headers."""
+    given = authorization = None
+    for name, value in scope["headers"]:
+        if name == b"x-request-id":
+            given = value.decode("latin-1")
+        elif name == b"authorization":
+            authorization = value.decode("latin-1")
+    return given, authorization
 
 
 def _status_code(status: int) -> str:
@@ -91,8 +100,8 @@ class RequestLog:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = Headers(scope=scope)
-        outcome = Outcome(_given_or_new(headers.get(HEADER)))
+        given, authorization = _headers(scope)
+        outcome = Outcome(_given_or_new(given))
         token = CURRENT.set(outcome)
         status = 500
 
@@ -118,7 +127,7 @@ class RequestLog:
                 outcome.operation = f"{scope['method']} {getattr(route, 'path', '-')}"
             if outcome.code == "OK":
                 outcome.code = _status_code(status)
-            self._record(outcome, seconds, scope.get("path", ""), headers.get("authorization"))
+            self._record(outcome, seconds, scope.get("path", ""), authorization)
             CURRENT.reset(token)
 
     def _record(self, outcome: Outcome, seconds: float, path: str, authorization: str | None) -> None:

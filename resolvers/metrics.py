@@ -11,14 +11,16 @@ import os
 import time
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest, multiprocess
+from prometheus_client import (
+    CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest, multiprocess,
+)
 from tortoise.connection import get_connection
 from tortoise.exceptions import ConfigurationError
 
 from resolvers import settings
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 REQUESTS = Counter(
     "agentlog_requests", "Requests answered, by operation and outcome code.", ["operation", "outcome"]

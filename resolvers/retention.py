@@ -28,6 +28,7 @@ from resolvers.write_path import now
 
 log = logging.getLogger("agentlog.retention")
 BY = "retention"
+PAGE = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,16 +41,26 @@ def retainer(tenant: str) -> Principal:
     return Principal(sub=BY, tenant=tenant, name=BY)
 
 
-async def expired_roots(tenant: str, before: datetime) -> list[str]:
-    rows = await AgentTask.filter(tenant=tenant, id=F("root_id"), ended_at__lt=before).values_list("id", flat=True)
-    return [str(row) for row in rows]
+async def expired_roots(tenant: str, before: datetime) -> AsyncIterator[str]:
+    """The ids of the tenant's roots that ended before `before`, read in pages in id order."""
+    after = None
+    while True:
+        query = AgentTask.filter(tenant=tenant, id=F("root_id"), ended_at__lt=before)
+        if after is not None:
+            query = query.filter(id__gt=after)
+        page = await query.order_by("id").limit(PAGE).values_list("id", flat=True)
+        for root_id in page:
+            yield str(root_id)
+        if len(page) < PAGE:
+            return
+        after = page[-1]
 
 
 async def forget_expired(tenant: str, days: int, at: datetime) -> int:
     """Forgets the tenant's trees whose root ended more than `days` before `at`; returns how many."""
     forgotten = 0
     why = f"The tenant keeps work {days} days after it ends."
-    for root_id in await expired_roots(tenant, at - timedelta(days=days)):
+    async for root_id in expired_roots(tenant, at - timedelta(days=days)):
         try:
             async with in_transaction() as conn:
                 task, root = await ended_tree(tenant, root_id, conn)

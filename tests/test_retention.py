@@ -97,3 +97,15 @@ async def test_one_process_sweeps_at_a_time(client):
         assert await retention.sweep(later) is None
         assert await shop.read(task, shop.noor, "id") is not None
     assert (await retention.sweep(later)).trees >= 1
+
+
+async def test_many_trees_are_swept_page_by_page(client, monkeypatch):
+    monkeypatch.setattr(retention, "PAGE", 2)
+    shop = await keeping(client, 1)
+    for _ in range(5):
+        await shop.end((await shop.start())["id"])
+
+    await retention.sweep(now() + timedelta(days=2), wait=True)
+
+    assert await AgentTask.filter(tenant=shop.tenant).count() == 0
+    assert len((await client.ok(LOG, token=shop.noor))["erasures"]) == 5
