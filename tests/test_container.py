@@ -1,6 +1,7 @@
 """What the image does, without a Docker engine: only the files the Dockerfile copies, installed into a fresh
 venv, served from an empty folder, and the walkthrough (a client, with the kit of the test run) run against it."""
 
+import json
 import re
 import shlex
 import shutil
@@ -33,6 +34,14 @@ def image_files(app: Path) -> None:
         else:
             target.mkdir(parents=True, exist_ok=True)
             shutil.copy(REPO / source, target / source)
+
+
+def health_check(port: int, env: dict[str, str]) -> int:
+    """The Dockerfile's HEALTHCHECK command, pointed at the port the test's server took; its exit code."""
+    text = (REPO / "Dockerfile").read_text().replace("\\\n", " ")
+    command = json.loads(re.search(r"^HEALTHCHECK .*? CMD (\[.*\])$", text, re.M).group(1))
+    command = [part.replace(":8000/", f":{port}/") for part in command]
+    return subprocess.run(command, env=env, capture_output=True, timeout=30).returncode
 
 
 def serve(venv: Path, data: Path, env: dict[str, str]) -> Server:
@@ -74,8 +83,12 @@ def test_the_image_serves_the_walkthrough_from_an_empty_folder(tmp_path, databas
         assert server.port, "\n".join(server.log[-30:])
         walk = subprocess.run([sys.executable, REPO / "docs" / "walkthrough.py", server.url], cwd=tmp_path,
                               env=env, capture_output=True, text=True, timeout=120)
+        healthy = health_check(server.port, env)
     finally:
         server.stop()
+
+    assert healthy == 0, "the image's HEALTHCHECK fails on a serving server"
+    assert health_check(server.port, env) != 0, "the image's HEALTHCHECK passes with no server"
 
     assert walk.returncode == 0, walk.stdout[-2000:] + walk.stderr[-2000:]
     assert re.search(r'"intact": true', walk.stdout)
