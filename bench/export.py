@@ -110,17 +110,32 @@ async def auditor(base: str) -> str:
 
 
 async def http_export(base: str, token: str, root: uuid.UUID, out: Path | None = None) -> tuple[float, int]:
-    """Seconds to receive the whole export, and its chain lines."""
-    count = 0
-    async with httpx.AsyncClient(base_url=base, timeout=600) as http:
-        start = time.perf_counter()
-        async with http.stream("GET", f"/export/{root}", headers={"Authorization": f"Bearer {token}"}) as response:
-            response.raise_for_status()
-            with open(out or os.devnull, "wb") as sink:
-                async for chunk in response.aiter_raw():
-                    count += chunk.count(b"\n")
-                    sink.write(chunk)
+    """Seconds to receive the whole export, and its chain lines.
+
+    The client speaks just enough HTTP/1.1 (one GET, a chunked body) to cost the shared cores little, as the
+    ingest clients do; httpx spends more CPU unframing 900 MB than the server spends writing it.
+    """
+    host, port = base.removeprefix("http://").split(":")
+    start = time.perf_counter()
+    reader, writer = await asyncio.open_connection(host, int(port), limit=1 << 22)
+    try:
+        writer.write(f"GET /export/{root} HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {token}\r\n"
+                     "Connection: close\r\n\r\n".encode())
+        status = await reader.readline()
+        if b" 200 " not in status:
+            raise AssertionError(f"the export answered {status!r}")
+        while (await reader.readline()) not in (b"\r\n", b""):
+            pass
+        count = 0
+        with open(out or os.devnull, "wb") as sink:
+            while size := int((await reader.readline()).split(b";")[0], 16):
+                data = await reader.readexactly(size)
+                count += data.count(b"\n")
+                sink.write(data)
+                await reader.readexactly(2)
         return time.perf_counter() - start, count - 1
+    finally:
+        writer.close()
 
 
 async def raw_read(url: str, root: uuid.UUID, batch: int = 5000) -> tuple[float, int]:

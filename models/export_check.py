@@ -201,7 +201,7 @@ def fixed_bytes(line: dict) -> bytes:
 
 @dataclass
 class ExportChecker:
-    """Feeds the export's lines in file order; `finish` gives the verdict."""
+    """Takes the header, then the chain's lines in file order; `finish` gives the verdict."""
 
     verifier: Verifier | None = None
     witnessed: list[str] = field(default_factory=list)
@@ -215,17 +215,12 @@ class ExportChecker:
     mismatch: tuple[int, str] | None = None
     tasks: set[str] = field(default_factory=set)
 
-    def feed(self, raw: bytes) -> bool:
-        """Takes the next line of the file; False once the verdict is settled."""
-        number = self.expected + (1 if self.header is not None else 0)
+    def take_header(self, raw: bytes) -> bool:
+        """Reads the file's first line; False when it is not an export's header."""
         try:
-            if self.header is None:
-                self.header = parse_header(raw)
-                return True
-            self._line(raw)
+            self.header = parse_header(raw)
         except Bad as bad:
-            seq = None if self.header is None else self.expected
-            self.found = (number, seq, bad.reason, bad.problem)
+            self.found = (1, None, bad.reason, bad.problem)
             return False
         return True
 
@@ -386,7 +381,7 @@ def check_export(lines: Iterable[bytes], verifier: Verifier | None = None,
     stream: Iterator[bytes] = iter(lines)
     first = next(stream, None)
     point, distrust = None, None
-    if first is not None and checker.feed(first):
+    if first is not None and checker.take_header(first):
         try:
             point = checker.checkpoint()
         except Bad as bad:
