@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 
 from tortoise import Tortoise
 
-from bench import ingest, ingest_baseline, verify
+from bench import ingest, ingest_baseline, paging, verify
 from bench.common import (
     SERVER,
     Figure,
@@ -31,7 +31,7 @@ from bench.common import (
 from models import AgentTask, db
 from resolvers.verify import verify_tree
 
-WORKLOADS = ("ingest", "verify", "tree_read")
+WORKLOADS = ("ingest", "verify", "tree_read", "paging")
 REPEATS = 3
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -99,7 +99,7 @@ def tree_read_figure(server: str) -> Figure | None:
     return lower_is_better("tree_read", result["agentlog_ms"], result["baseline_ms"], "ms", 3)
 
 
-async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
+async def run(server: str, workloads: tuple[str, ...], paging_tasks: int = 100_000) -> list[Figure]:
     figures: list[Figure] = []
     async with fresh_database(server) as url:
         await db.open_database(url)
@@ -112,6 +112,9 @@ async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
             await Tortoise.close_connections()
     if "tree_read" in workloads and (figure := tree_read_figure(server)) is not None:
         figures.append(figure)
+    if "paging" in workloads:
+        say(f"paging: {paging_tasks:,} tasks and a 1,000,000-line record (bench.paging)…")
+        figures += (await paging.run(server, paging_tasks, 1_000_000, 20))[0]
     return figures
 
 
@@ -120,10 +123,12 @@ def main() -> int:
     parser.add_argument("--server", default=SERVER, help="a PostgreSQL server URL, without a database name")
     parser.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS), metavar="WORKLOAD",
                         help=f"some of {', '.join(WORKLOADS)} (default: all)")
+    parser.add_argument("--paging-tasks", type=int, default=100_000, metavar="N",
+                        help="tasks (ten lines each) the paging workload stores (default 100,000)")
     args = parser.parse_args()
     workloads = tuple(args.only)
     start = time.perf_counter()
-    figures = asyncio.run(run(args.server, workloads))
+    figures = asyncio.run(run(args.server, workloads, args.paging_tasks))
     about = machine()
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {about['cores']} cores, {about['cpu']}, "
           f"{about['ram']} RAM, Python {about['python']}; {time.perf_counter() - start:.0f} s")
