@@ -16,7 +16,7 @@ import time
 from datetime import datetime, timezone
 
 
-from bench import export, ingest, ingest_baseline, ingest_kit, otlp, verify, verify_under_load
+from bench import export, ingest, ingest_baseline, ingest_kit, otlp, paging, verify, verify_under_load
 from bench.common import (
     SERVER,
     Figure,
@@ -30,7 +30,7 @@ from bench.common import (
 from models import AgentTask
 from resolvers.verify import verify_tree
 
-WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export")
+WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export", "paging")
 REPEATS = 5
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -152,7 +152,7 @@ def tree_read_figure(server: str) -> Figure | None:
     return lower_is_better("tree_read", result["agentlog_ms"], result["baseline_ms"], "ms", 3)
 
 
-async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
+async def run(server: str, workloads: tuple[str, ...], paging_tasks: int = 100_000) -> list[Figure]:
     figures: list[Figure] = []
     export.signing_key()
     async with fresh_database(server) as url:
@@ -168,6 +168,9 @@ async def run(server: str, workloads: tuple[str, ...]) -> list[Figure]:
             figures += await export_figures(url)
     if "tree_read" in workloads and (figure := tree_read_figure(server)) is not None:
         figures.append(figure)
+    if "paging" in workloads:
+        say(f"paging: {paging_tasks:,} tasks and a 1,000,000-line record (bench.paging)…")
+        figures += (await paging.run(server, paging_tasks, 1_000_000, 20))[0]
     return figures
 
 
@@ -176,10 +179,12 @@ def main() -> int:
     parser.add_argument("--server", default=SERVER, help="a PostgreSQL server URL, without a database name")
     parser.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS), metavar="WORKLOAD",
                         help=f"some of {', '.join(WORKLOADS)} (default: all)")
+    parser.add_argument("--paging-tasks", type=int, default=100_000, metavar="N",
+                        help="tasks (ten lines each) the paging workload stores (default 100,000)")
     args = parser.parse_args()
     workloads = tuple(args.only)
     start = time.perf_counter()
-    figures = asyncio.run(run(args.server, workloads))
+    figures = asyncio.run(run(args.server, workloads, args.paging_tasks))
     about = machine()
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {about['cores']} cores, {about['cpu']}, "
           f"{about['ram']} RAM, Python {about['python']}; {time.perf_counter() - start:.0f} s")

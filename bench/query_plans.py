@@ -64,11 +64,19 @@ The indexes at work:
 | `agent_task_roots` | `(tenant, started_at, id) WHERE parent_id IS NULL` (migration 0003) | `tasks(filter: {rootsOnly: true})` |
 | `(tenant, started_at, id)` | | `tasks` without a filter, `startedAfter` / `startedBefore` |
 | `(task_id, seq)` on `trace_event` | | a level's lines, `trace` |
-| `(tenant, parent_id, sequence)` | | `children` one level at a time |
+| `(tenant, parent_id, sequence)` | | `children` one level at a time, and a page of each task's children (`children(first:)`, ranked per parent) |
+| `idx_agent_task_tenant_…` (three more) | `(tenant, entity_type \| entity_id \| workflow_run, started_at, id)` (migration 0006) | the `entityType`, `entityId` and `workflowRun` filters |
+| `idx_llm_call_tenant_…` | `(tenant, model, task_id)` (migration 0006) | the `model` filter: the tasks with a meter row of that model, from the index alone |
+| `agent_task_ended` | `(tenant, ended_at DESC NULLS LAST, id DESC)` (migration 0006) | `orderBy: ENDED_AT_DESC` |
+| `agent_task_search_words`, `trace_event_search_words` | GIN over generated `tsvector` columns (migration 0006) | `search`: about, trigger and outcome; line sentences |
+| `(root_id, seq)` unique on `trace_event` | | `record(first, after)`: one range of the chain |
 
 Pages are asked with `first: 4` so that the second page exists for every filter; the keyset
-condition `started_at <= $t AND (started_at < $t OR id < $id)` bounds the index scan itself, so a
-later page costs what the first does.
+condition `(started_at < $t OR (started_at = $t AND id < $id))` bounds the index scan itself, so a
+later page costs what the first does. `statusIn` and `agentIn` are served by the same indexes as
+`status` and `agent`; `STARTED_AT_ASC` by `(tenant, started_at, id)` read forwards. The data below
+is varied after it is stored: entity types, ids, workflow runs, a second model on some meter rows,
+and a few words of `about`.
 """
 
 COLLATION = """
@@ -115,6 +123,22 @@ async def store_others(url: str, shops: int) -> None:
         await conn.close()
 
 
+async def vary(url: str) -> None:
+    """Gives the reading shop's tasks the values the newer filters pick between, then analyses again."""
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(
+            "UPDATE agent_task SET entity_type = (ARRAY['Repair', 'Invoice', 'Bike'])[1 + abs(hashtext(path)) % 3], "
+            "entity_id = 'T-' || (abs(hashtext(id::text)) % 800), workflow_run = 'run-' || (abs(hashtext(root_id::text)) % 40), "
+            "about = (ARRAY['Ticket T-7: rear brake', 'Front wheel true', 'Chain and cassette', 'Brake and wheel check'])"
+            "[1 + abs(hashtext(id::text || 'a')) % 4] WHERE tenant = $1", TENANT)
+        await conn.execute(
+            "UPDATE llm_call SET model = 'Careful' WHERE tenant = $1 AND abs(hashtext(id::text)) % 20 = 0", TENANT)
+        await conn.execute("ANALYZE")
+    finally:
+        await conn.close()
+
+
 def capture() -> list[tuple[str, list[Any]]]:
     """Wraps the connection's statement methods; the list fills with (sql, parameters)."""
     sent: list[tuple[str, list[Any]]] = []
@@ -146,13 +170,18 @@ def reads(trees: list[Tree]) -> list[tuple[str, str, dict[str, Any], str]]:
     mia = issue_token("mia", TENANT, roles=["Mechanic"], name="Mia")
     noor = issue_token("noor", TENANT, roles=["Manager", "Auditor"], name="Noor")
     below = next(row[0] for row in trees[4].tasks if row[TASK_COLUMNS.index("depth")] == 2)
-    page = "query($f: TaskFilter, $after: String) { tasks(first: 4, filter: $f, after: $after) { edges { cursor node { id } } } }"
+    page = ("query($f: TaskFilter, $after: String, $o: TaskOrder) { tasks(first: 4, filter: $f, after: $after, "
+            "orderBy: $o) { totalCount edges { cursor node { id } } } }")
     found = [
         ("The benchmark's nested read of one tree (250 tasks): children five levels deep, each with status, "
          "cost.allInMicros and its trace's summary and kind", nested_query(), {"id": str(trees[0].root)}, mia),
         ("A task two levels down: its subtree, children and all-in cost",
          "query($id: ID!) { task(id: $id) { subtree { id } children { id } cost { allInMicros } } }",
          {"id": str(below)}, noor),
+        ("A page of the record and of children three levels deep, with the counts to page against",
+         "query($id: ID!) { task(id: $id) { chainLength childCount subtreeCount record(first: 100, after: 1000) { seq } "
+         "children(first: 3) { id childCount children(first: 3) { id children(first: 3) { id } } } } }",
+         {"id": str(trees[0].root)}, noor),
     ]
     filters: list[tuple[str, dict[str, Any]]] = [
         ("none", {}), ("agent", {"agent": "Quote"}), ("skill", {"skill": "Skill3"}), ("status", {"status": "FAILED"}),
@@ -160,8 +189,19 @@ def reads(trees: list[Tree]) -> list[tuple[str, str, dict[str, Any], str]]:
         ("startedAfter and startedBefore", {"startedAfter": (datetime.now(timezone.utc) - timedelta(days=30)).isoformat(),
                                             "startedBefore": (datetime.now(timezone.utc) - timedelta(days=20)).isoformat()}),
     ]
-    found += [(f"`tasks` filtered by {label}, second page", page, {"f": flt}, noor) for label, flt in filters]
+    filters += [
+        ("entityType", {"entityType": "Invoice"}), ("entityId", {"entityId": "T-7"}),
+        ("workflowRun", {"workflowRun": "run-3"}), ("model", {"model": "Careful"}),
+        ("statusIn", {"statusIn": ["FAILED", "STOPPED"]}), ("agentIn", {"agentIn": ["Quote", "Mailer"]}),
+        ("search", {"search": "brake wheel"}),
+    ]
+    found += [(f"`tasks` filtered by {label}, second page, with totalCount", page, {"f": flt}, noor)
+              for label, flt in filters]
+    found += [(f"`tasks` in order {order}, second page", page, {"f": {}, "o": order}, noor)
+              for order in ("STARTED_AT_ASC", "ENDED_AT_DESC")]
     found.append(("`tasks` for a requester: what Mia asked for and what it led to, second page", page, {"f": {}}, mia))
+    found.append(("`tasks` searched by a requester: only the trees she asked for, second page", page,
+                  {"f": {"search": "brake"}}, mia))
     return found
 
 
@@ -174,6 +214,7 @@ async def run(server: str) -> str:
         for tree in trees[1:]:
             await _copy(url, tree)
         await store_others(url, 19)
+        await vary(url)
         sent = capture()
         conn = await asyncpg.connect(url)
         transport = httpx.ASGITransport(app=create_app(url))

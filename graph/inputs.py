@@ -120,6 +120,17 @@ class TaskFilter:
     roots_only: bool | None = None
     started_after: datetime | None = None
     started_before: datetime | None = None
+    entity_type: str | None = None
+    entity_id: str | None = strawberry.field(default=None, description="Words: refused for a caller who may not read them.")
+    workflow_run: str | None = None
+    model: str | None = strawberry.field(default=None, description="Tasks with a meter row of this model.")
+    status_in: list[TaskStatus] | None = None
+    agent_in: list[str] | None = None
+    search: str | None = strawberry.field(
+        default=None,
+        description="Words (at most 1,000 characters, taken literally) that the task's about, trigger or outcome, "
+        "or one of its line sentences, all hold; only texts the caller may read on a task make it match.",
+    )
 
 
 @strawberry.input(description="A model call: the fields of ModelCallInput that recordLines takes per line.")

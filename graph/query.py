@@ -7,10 +7,12 @@ from graph.inputs import TaskFilter, plain
 from graph.plan import TaskPlan, prefetch
 from graph.types.agent_help import AgentHelp, help_view
 from graph.types.agent_task import AgentTask, task_view, task_views
+from graph.types.agent import Agent
 from graph.types.connection import AgentTaskConnection, AgentTaskEdge, PageInfo
+from graph.types.task_order import TaskOrder
 from graph.types.trace_check import TraceCheck
 from graph.types.viewer import Viewer
-from resolvers import reads, signing
+from resolvers import reads, signing, task_list
 from resolvers.verify import verify_task
 
 
@@ -24,18 +26,25 @@ class Query:
             await prefetch(info.context, plan, [view.row])
         return view
 
-    @strawberry.field(description="Tasks the caller may see, newest first by startedAt then id; first is at most 500.")
+    @strawberry.field(description="Tasks the caller may see, in `orderBy` order, then id; first is at most 500.")
     async def tasks(
-        self, info: Info, filter: TaskFilter | None = None, first: int = 50, after: str | None = None
+        self,
+        info: Info,
+        filter: TaskFilter | None = None,
+        first: int = 50,
+        after: str | None = None,
+        order_by: TaskOrder = TaskOrder.STARTED_AT_DESC,
     ) -> AgentTaskConnection:
-        flt = reads.TaskFilter(**{k: v for k, v in (plain(filter) or {}).items() if v is not None})
-        rows, more = await reads.list_tasks(info.context.access, flt, first, after)
+        flt = task_list.plain_filter(plain(filter) or {})
+        page = await task_list.list_tasks(info.context.access, flt, first, after, task_list.TaskOrder(order_by))
+        rows, more = page.rows, page.more
         plan = TaskPlan.of_connection(s for f in info.selected_fields for s in f.selections)
         views = {v.row.id: v for v in await task_views(info, rows, plan)}
         await prefetch(info.context, plan, [v.row for v in views.values()])
-        edges = [AgentTaskEdge(cursor=reads.encode_cursor(r), node=views[r.id]) for r in rows if r.id in views]
+        edges = [AgentTaskEdge(cursor=page.cursor(r), node=views[r.id]) for r in rows if r.id in views]
         return AgentTaskConnection(
             edges=edges,
+            total=page.total,
             page_info=PageInfo(
                 has_next_page=more,
                 has_previous_page=after is not None,
@@ -58,6 +67,10 @@ class Query:
     @strawberry.field(description="One help request, or null when it does not exist for the caller.")
     async def agent_help(self, info: Info, id: strawberry.ID) -> AgentHelp | None:
         return await help_view(info, await reads.help_row(info.context.access, id))
+
+    @strawberry.field(description="The tenant's registered agents, by name; empty without a token.")
+    async def agents(self, info: Info) -> list[Agent]:
+        return [Agent.of(row) for row in await reads.agents(info.context.access)]
 
     @strawberry.field(description="The caller, as the token says.")
     def me(self, info: Info) -> Viewer:

@@ -28,4 +28,4 @@ class LlmCall(Model):
 
     class Meta:
         table = "llm_call"
-        indexes = (("task_id", "at"), ("task_id", "turn"), ("tenant", "agent"), ("tenant", "model"))
+        indexes = (("task_id", "at"), ("task_id", "turn"), ("tenant", "agent"), ("tenant", "model", "task_id"))

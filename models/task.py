@@ -55,6 +55,9 @@ class AgentTask(Model):
             ("tenant", "status", "started_at", "id"),
             ("tenant", "requester_id", "started_at", "id"),
             ("tenant", "session", "started_at", "id"),
+            ("tenant", "entity_type", "started_at", "id"),
+            ("tenant", "entity_id", "started_at", "id"),
+            ("tenant", "workflow_run", "started_at", "id"),
             ("tenant", "parent_id", "sequence"),
             ("root_id",),
         )

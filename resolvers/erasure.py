@@ -119,11 +119,10 @@ async def anonymise(root: AgentTask, at: datetime, conn: Any) -> int:
     await AgentHelp.filter(root_id=root.id).using_db(conn).update(
         asked_of_id=None, asked_of_name=None, answered_by_id=None, answered_by_name=None
     )
-    return (
-        await TraceEvent.filter(root_id=root.id, erased_at__isnull=True)
-        .using_db(conn)
-        .update(summary=ERASED_SENTENCE, summary_salt=None, erased_at=at)
-    )
+    lines = TraceEvent.filter(root_id=root.id, erased_at__isnull=True).using_db(conn)
+    erased = await lines.count()
+    await lines.update(summary=ERASED_SENTENCE, summary_salt=None, erased_at=at)
+    return erased
 
 
 def erased_sentence(erasure: Erasure, at: datetime, by: Principal, entry: uuid.UUID) -> str:
@@ -183,9 +182,11 @@ async def forget_tree(task: AgentTask, root: AgentTask, by: Principal, at: datet
     await LlmCall.filter(under_any("task_path", [root.path]), tenant=root.tenant).using_db(conn).update(
         task_id=None, task_path=None
     )
-    lines = await TraceEvent.filter(root_id=root.id).using_db(conn).delete()
+    lines = await TraceEvent.filter(root_id=root.id).using_db(conn).count()
+    receipts = await AgentTask.filter(root_id=root.id).using_db(conn).count()
+    await TraceEvent.filter(root_id=root.id).using_db(conn).delete()
     await AgentHelp.filter(root_id=root.id).using_db(conn).delete()
-    receipts = await AgentTask.filter(root_id=root.id).using_db(conn).delete()
+    await AgentTask.filter(root_id=root.id).using_db(conn).delete()
     entry = log_entry(Erasure.FORGET, by, at, lines, why, root_id=root.id, task_id=task.id)
     await entry.save(using_db=conn, force_create=True)
     return receipts

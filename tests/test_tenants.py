@@ -140,8 +140,8 @@ async def test_no_filter_of_tasks_finds_another_tenants_work(world, who):
 @pytest.mark.parametrize("who", ["every role", "kit"])
 async def test_another_tenants_cursor_pages_like_an_unknown_one(world, who):
     a, probe = world
-    at, _ = json.loads(base64.urlsafe_b64decode(a.cursor))
-    unknown = base64.urlsafe_b64encode(json.dumps([at, str(uuid.uuid4())]).encode()).decode()
+    bound, at, _ = json.loads(base64.urlsafe_b64decode(a.cursor))
+    unknown = base64.urlsafe_b64encode(json.dumps([bound, at, str(uuid.uuid4())]).encode()).decode()
     token = probers(probe)[who]
 
     assert await raw(probe.client, TASKS, {"after": a.cursor}, token) == \

@@ -4,7 +4,7 @@ from tortoise.migrations import operations as ops
 
 
 class Migration(migrations.Migration):
-    dependencies = [('agentlog', '0005_columns_hold_what_checks_accept')]
+    dependencies = [('agentlog', '0006_task_filters_and_search')]
 
     initial = False
 
