@@ -164,6 +164,7 @@ class Placing:
         self.roots: dict[uuid.UUID, AgentTask] = {}
         self.children: dict[uuid.UUID, int] = {}
         self.logging: dict[str, str | None] = {}
+        self.reasons: dict[str, str | None] = {}
         self.steps: list[tuple[tuple, Any, dict | None, AgentTask]] = []
         self.marks: list[tuple[str, str | None]] = []
         self.stand_in_row: tuple | None = None
@@ -192,7 +193,10 @@ class Placing:
         self.logging = {row["name"]: row["logging"] for row in rows}
 
     def withheld(self, agent: str) -> str | None:
-        return withheld_reason(self.logging.get(agent))
+        """Decided once per agent in a pass: the settings are read from the environment on every call."""
+        if agent not in self.reasons:
+            self.reasons[agent] = withheld_reason(self.logging.get(agent))
+        return self.reasons[agent]
 
     def make_task(self, parent: AgentTask | None, fields: dict[str, Any], start: datetime, end: datetime,
                   failed: bool, message: str | None, actor: str) -> AgentTask:
