@@ -52,9 +52,14 @@ STORE_ARRAYS = (
     '$5::text[],$6::text[],$7::bigint[],$8::boolean[],$9::uuid[]) ON CONFLICT ("tenant","trace_id","span_id") DO NOTHING'
 )
 TRACE_SPANS = (
-    'SELECT "span_id","parent_span_id","kind","body","received_us","placed","task_id" FROM "otlp_span" '
+    'SELECT "span_id","parent_span_id","kind","received_us","placed","task_id" FROM "otlp_span" '
     'WHERE "tenant"=$1 AND "trace_id"=$2'
 )
+BODIES = {
+    "postgres": 'SELECT "span_id","body" FROM "otlp_span" WHERE "tenant"=$1 AND "trace_id"=$2 AND "span_id"=ANY($3)',
+    "sqlite": 'SELECT "span_id","body" FROM "otlp_span" WHERE "tenant"=? AND "trace_id"=? '
+              'AND "span_id" IN (SELECT "value" FROM json_each(?))',
+}
 MARK_PLACED = (
     'UPDATE "otlp_span" SET "placed"=$1, "body"=NULL, "task_id"=$2 WHERE "tenant"=$3 AND "trace_id"=$4 AND "span_id"=$5'
 )
@@ -164,6 +169,7 @@ class Placing:
         self.roots: dict[uuid.UUID, AgentTask] = {}
         self.children: dict[uuid.UUID, int] = {}
         self.logging: dict[str, str | None] = {}
+        self.reasons: dict[str, str | None] = {}
         self.steps: list[tuple[tuple, Any, dict | None, AgentTask]] = []
         self.marks: list[tuple[str, str | None]] = []
         self.stand_in_row: tuple | None = None
@@ -192,7 +198,10 @@ class Placing:
         self.logging = {row["name"]: row["logging"] for row in rows}
 
     def withheld(self, agent: str) -> str | None:
-        return withheld_reason(self.logging.get(agent))
+        """Decided once per agent in a pass: the settings are read from the environment on every call."""
+        if agent not in self.reasons:
+            self.reasons[agent] = withheld_reason(self.logging.get(agent))
+        return self.reasons[agent]
 
     def make_task(self, parent: AgentTask | None, fields: dict[str, Any], start: datetime, end: datetime,
                   failed: bool, message: str | None, actor: str) -> AgentTask:
@@ -288,6 +297,17 @@ async def _lock_trace(conn: Any, tenant: str, trace_id: str) -> None:
         await conn.execute_query("SELECT pg_advisory_xact_lock(hashtext($1))", [f"{tenant}/{trace_id}"])
 
 
+async def _stored_bodies(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The stored bodies of spans that came in earlier exports; the spans of the export being taken are not
+    read back."""
+    if not span_ids:
+        return {}
+    dialect = conn.capabilities.dialect
+    ids = span_ids if dialect == "postgres" else compact_json(span_ids)
+    rows = await conn.execute_query_dict(BODIES[dialect], [tenant, trace_id, ids])
+    return {row["span_id"]: json.loads(row["body"]) for row in rows}
+
+
 def _depth(span_id: str, found: dict[str, tuple]) -> int:
     depth, target = 0, found[span_id]
     while target[0] == "span":
@@ -308,7 +328,8 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
         if not found:
             return 0
         placing = Placing(tenant, trace_id, conn)
-        bodies = {sid: fresh[sid].body() if sid in fresh else json.loads(spans[sid]["body"]) for sid in found}
+        bodies = await _stored_bodies(conn, tenant, trace_id, [sid for sid in found if sid not in fresh])
+        bodies.update((sid, fresh[sid].body()) for sid in found if sid in fresh)
         existing = {t[1] for t in found.values() if t[0] == "task"}
         stand_in_row = spans.get(STAND_IN_SPAN)
         if stand_in_row is not None and stand_in_row["task_id"] is not None:
