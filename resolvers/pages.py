@@ -62,6 +62,11 @@ def ranked(q: Statement, table: str, where: str, partition: str, order: str, lim
     )
 
 
+def _one_of(q: Statement, column: str, values: Sequence[Any]) -> str:
+    """An equality for one key, so the planner walks the (key, order) index and stops at the LIMIT."""
+    return f"{column} = {q.param(values[0])}" if len(values) == 1 else q.one_of(column, values)
+
+
 def _limited(q: Statement, table: str, where: str, partition: str, order: str, keys: int, at: Page) -> tuple[str, str]:
     """(where, order) for a page of each key: a LIMIT for one key, a ranking for many."""
     if keys == 1:
@@ -72,7 +77,7 @@ def _limited(q: Statement, table: str, where: str, partition: str, order: str, k
 async def children_page(tenant: str, parent_ids: Sequence[uuid.UUID], at: Page) -> dict[uuid.UUID, list[TaskRow]]:
     """A page of each task's children in sequence order; `at.after` is a sequence number."""
     q = Statement()
-    where = f"tenant = {q.param(tenant)} AND {q.one_of('parent_id', parent_ids)}"
+    where = f"tenant = {q.param(tenant)} AND {_one_of(q, 'parent_id', parent_ids)}"
     if at.after is not None:
         where += f" AND sequence > {q.param(at.after)}"
     where, order = _limited(q, "agent_task", where, "parent_id", "sequence", len(parent_ids), at)
@@ -87,7 +92,7 @@ async def lines_page(
 ) -> dict[uuid.UUID, list[Any]]:
     """A page of each task's own lines in seq order; `at.after` is a seq."""
     q = Statement()
-    where = f"tenant = {q.param(tenant)} AND {q.one_of('task_id', task_ids)}"
+    where = f"tenant = {q.param(tenant)} AND {_one_of(q, 'task_id', task_ids)}"
     if at.after is not None:
         where += f" AND seq > {q.param(at.after)}"
     where, order = _limited(q, "trace_event", where, "task_id", "seq", len(task_ids), at)
@@ -104,7 +109,7 @@ async def record_page(tenant: str, keys: Sequence[RecordKey], columns: Iterable[
     where = f"tenant = {q.param(tenant)}"
     whole = [root for root, tasks in keys if tasks is None]
     some = [(root, tasks) for root, tasks in keys if tasks is not None]
-    terms = [q.one_of("root_id", whole)] if whole else []
+    terms = [_one_of(q, "root_id", whole)] if whole else []
     if some:
         tasks = {task for _, only in some for task in only}
         terms.append(f"({q.one_of('root_id', [root for root, _ in some])} AND {q.one_of('task_id', tasks)})")
@@ -119,7 +124,7 @@ async def record_page(tenant: str, keys: Sequence[RecordKey], columns: Iterable[
 async def calls_page(tenant: str, task_ids: Sequence[uuid.UUID], at: Page) -> dict[uuid.UUID, list[LlmCall]]:
     """A page of each task's meter rows in (at, id) order; `at.after` is the id of the last row seen."""
     q = Statement()
-    where = f"tenant = {q.param(tenant)} AND {q.one_of('task_id', task_ids)}"
+    where = f"tenant = {q.param(tenant)} AND {_one_of(q, 'task_id', task_ids)}"
     if at.after is not None:
         def last_at() -> str:
             return f"(SELECT at FROM llm_call WHERE id = {q.param(at.after)})"

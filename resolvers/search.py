@@ -50,19 +50,16 @@ def matches(q: Statement, scope: Scope, text: str, asked_by: Callable[[], str]) 
     if scope.words is None:
         return "1 = 0"
     if q.postgres:
-        words = (
-            f"SELECT id FROM agent_task WHERE tenant = {q.param(scope.tenant)} "
-            f"AND search_words @@ plainto_tsquery('simple', {q.param(text)})"
-        )
+        words = f"agent_task.search_words @@ plainto_tsquery('simple', {q.param(text)})"
         sentences = (
             f"SELECT task_id FROM trace_event WHERE tenant = {q.param(scope.tenant)} "
             f"AND search_words @@ plainto_tsquery('simple', {q.param(text)})"
         )
     else:
-        words = f"SELECT task_id FROM task_words WHERE task_words MATCH {q.param(_fts5(text))}"
+        words = f"agent_task.id IN (SELECT task_id FROM task_words WHERE task_words MATCH {q.param(_fts5(text))})"
         sentences = (
             "SELECT task_id FROM trace_event WHERE id IN "
             f"(SELECT rowid FROM line_words WHERE line_words MATCH {q.param(_fts5(text))})"
         )
-    found = f"agent_task.id IN ({words} UNION {sentences})"
+    found = f"({words} OR agent_task.id IN ({sentences}))"
     return found if scope.words == "all" else f"({found} AND {asked_by()})"
