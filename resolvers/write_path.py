@@ -6,7 +6,6 @@ Erasure is the only other writer.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import uuid
 from collections.abc import Awaitable, Callable
@@ -20,11 +19,12 @@ from tortoise.exceptions import IntegrityError
 from tortoise.transactions import in_transaction
 
 from models import AgentTask, IdempotencyKey, TraceEvent
-from models.chain import Line, compact_json, seal
+from models.chain import Line, seal
 from models.line_columns import BESIDE, FIGURES, INSERTED, SEALED_FIELDS
 from permissions.principal import Principal
 from resolvers import checks, metrics
 from resolvers.checkpoints import sign_head
+from resolvers.fingerprint import fingerprint
 from models.errors import Conflict, Forbidden, NotFound, Unauthenticated
 
 
@@ -38,11 +38,6 @@ def require_kit(principal: Principal | None) -> Principal:
     if not principal.kit:
         raise Forbidden("Only a kit token may write the record.")
     return principal
-
-
-def fingerprint(operation: str, data: dict[str, Any]) -> str:
-    body = {"operation": operation, "input": data}
-    return hashlib.sha256(compact_json(body).encode("utf-8")).hexdigest()
 
 
 Body = Callable[[Principal, Any], Awaitable[Any]]
