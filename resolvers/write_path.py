@@ -6,7 +6,6 @@ Erasure is the only other writer.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import uuid
 from collections.abc import Awaitable, Callable
@@ -20,11 +19,12 @@ from tortoise.exceptions import IntegrityError
 from tortoise.transactions import in_transaction
 
 from models import AgentTask, IdempotencyKey, TraceEvent
-from models.chain import Line, compact_json, seal
+from models.chain import Line, seal
 from models.line_columns import BESIDE, FIGURES, INSERTED, SEALED_FIELDS
 from permissions.principal import Principal
 from resolvers import checks, metrics
 from resolvers.checkpoints import sign_head
+from resolvers.fingerprint import fingerprint
 from models.errors import Conflict, Forbidden, NotFound, Unauthenticated
 
 
@@ -40,11 +40,6 @@ def require_kit(principal: Principal | None) -> Principal:
     return principal
 
 
-def fingerprint(operation: str, data: dict[str, Any]) -> str:
-    body = {"operation": operation, "input": data}
-    return hashlib.sha256(compact_json(body).encode("utf-8")).hexdigest()
-
-
 Body = Callable[[Principal, Any], Awaitable[Any]]
 Reload = Callable[[str, str], Awaitable[Any]]
 
@@ -57,38 +52,47 @@ async def kit_write(
     result_id: Callable[[Any], str],
     reload: Reload,
 ) -> Any:
-    """Runs `body(kit, conn)` in one transaction; a retried idempotency key returns the first answer."""
+    """Runs `body(kit, conn)` in one transaction; a retried idempotency key returns the first answer.
+
+    The key is looked up on the transaction's connection before the body runs and remembered after it, so a
+    write with a key costs two small statements more than one without."""
     kit = require_kit(principal)
     key = checks.name("idempotencyKey", data.pop("idempotency_key", None))
     print_ = fingerprint(operation, data) if key is not None else ""
-    if key is not None:
-        first = await _replay(kit.tenant, key, print_, reload)
-        if first is not None:
-            return first
+    first: str | None = None
     try:
         async with in_transaction() as conn:
-            result = await body(kit, conn)
-            if key is not None:
-                await IdempotencyKey.create(
-                    tenant=kit.tenant, key=key, fingerprint=print_, result_id=result_id(result), using_db=conn
-                )
+            first = await _first_answer(kit.tenant, key, print_, conn) if key is not None else None
+            if first is None:
+                result = await body(kit, conn)
+                if key is not None:
+                    await IdempotencyKey.create(
+                        tenant=kit.tenant, key=key, fingerprint=print_, result_id=result_id(result), using_db=conn
+                    )
     except IntegrityError:
         if key is None:
             raise
-        first = await _replay(kit.tenant, key, print_, reload)
+        async with in_transaction() as conn:
+            first = await _first_answer(kit.tenant, key, print_, conn)
         if first is None:
             raise
-        return first
+    if first is not None:
+        return await reload(kit.tenant, first)
     return result
 
 
-async def _replay(tenant: str, key: str, print_: str, reload: Reload) -> Any:
-    found = await IdempotencyKey.filter(tenant=tenant, key=key).first()
-    if found is None:
+FIRST_ANSWER = 'SELECT "fingerprint", "result_id" FROM "idempotency_key" WHERE "tenant" = $1 AND "key" = $2'
+
+
+async def _first_answer(tenant: str, key: str, print_: str, conn: Any) -> str | None:
+    """The id of the first answer given to this key, or None for a new key; the key sent with other input is
+    a conflict."""
+    rows = await conn.execute_query_dict(placeholders(conn, FIRST_ANSWER), [tenant, key])
+    if not rows:
         return None
-    if found.fingerprint != print_:
+    if rows[0]["fingerprint"] != print_:
         raise Conflict("idempotencyKey: this key was already used with a different input.")
-    return await reload(tenant, found.result_id)
+    return rows[0]["result_id"]
 
 
 async def task_of(tenant: str, field: str, task_id: str, conn: Any) -> AgentTask:

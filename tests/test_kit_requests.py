@@ -1,5 +1,5 @@
-"""What the kit client sends, seen through httpx.MockTransport: idempotency keys, retries, prices, and
-the optional cost of a model call."""
+"""What the kit client sends, seen through httpx.MockTransport: idempotency keys, retries, principals, and
+what an error in a block does when the server is away."""
 
 from __future__ import annotations
 
@@ -12,11 +12,6 @@ import pytest
 from agentlog_kit import AsyncKit, BadInput, Retry, Unavailable
 
 FAST = Retry(attempts=4, first_delay=0.001, max_delay=0.01)
-SHAPES = {"__schema": {"mutationType": {"fields": [
-    {"name": "setModelPrice", "args": [{"name": "input", "type": {
-        "kind": "NON_NULL", "name": None, "ofType": {"kind": "INPUT_OBJECT", "name": "ModelPriceInput"}}}],
-     "type": {"kind": "NON_NULL", "name": None, "ofType": {"kind": "OBJECT", "name": "ModelPrice"}}},
-]}}}
 
 
 class Server:
@@ -34,13 +29,9 @@ class Server:
             if isinstance(failure, Exception):
                 raise failure
             return failure
-        query = body["query"]
-        if "__schema" in query:
-            return httpx.Response(200, json={"data": SHAPES})
-        name = query.split("{", 2)[1].split("(")[0].strip()
+        name = body["query"].split("{", 2)[1].split("(")[0].strip()
         answers = {"startTask": {"id": "7c0b2a4e-0000-4000-8000-000000000001"}, "recordLines": {"lastSeq": 3},
                    "endTask": {"id": "7c0b2a4e-0000-4000-8000-000000000001"},
-                   "setModelPrice": {"__typename": "ModelPrice"},
                    "registerAgent": {"name": "Estimator", "purpose": None, "roles": [], "transcriptReaders": [],
                                      "logging": "FULL"}}
         return httpx.Response(200, json={"data": {name: answers[name]}})
@@ -106,33 +97,6 @@ async def test_a_refusal_is_raised_at_once_without_a_retry():
         with pytest.raises(BadInput) as refused:
             await kit.start_task("Nobody", "Anything")
     assert refused.value.field == "agent" and len(server.bodies) == 1
-
-
-async def test_set_model_price_sends_the_price_in_the_servers_input_type():
-    server = Server()
-    async with kit_on(server) as kit:
-        await kit.set_model_price("Everyday", provider="scripted", input_micros_per_million=150_000,
-                                  output_micros_per_million=600_000, cached_input_micros_per_million=75_000,
-                                  effective_from="2026-12-01T00:00:00Z")
-    sent = server.bodies[-1]
-    assert "mutation($input: ModelPriceInput!) { setModelPrice(input: $input) { __typename } }" == sent["query"]
-    price = dict(sent["variables"]["input"])
-    assert price.pop("idempotencyKey")
-    assert price == {"provider": "scripted", "inputMicrosPerMillion": 150_000, "outputMicrosPerMillion": 600_000,
-                     "cachedInputMicrosPerMillion": 75_000, "effectiveFrom": "2026-12-01T00:00:00Z",
-                     "model": "Everyday"}
-
-
-async def test_a_model_call_without_a_cost_leaves_the_price_to_the_server():
-    server = Server()
-    async with kit_on(server) as kit:
-        async with kit.task("Estimator", "EstimateRepair") as t:
-            await t.model_call("Everyday", input_tokens=120, output_tokens=30)
-            await t.model_call("Everyday", input_tokens=120, output_tokens=30, cost_micros=210)
-    lines = server.inputs("recordLines")[0]["lines"]
-    assert lines == [{"modelCall": {"model": "Everyday", "inputTokens": 120, "outputTokens": 30}},
-                     {"modelCall": {"model": "Everyday", "inputTokens": 120, "outputTokens": 30,
-                                    "costMicros": 210}}]
 
 
 async def test_a_principal_is_an_id_or_an_id_and_a_name():

@@ -19,6 +19,7 @@ from agentlog_kit.types import (
     EndFields,
     Help,
     ModelCallFields,
+    ModelPrice,
     Policies,
     PriceFields,
     Principal,
@@ -32,7 +33,7 @@ from agentlog_kit.wire import Retry
 
 __all__ = [
     "Agent", "AgentlogError", "AsyncKit", "AsyncTask", "AsyncTaskScope", "AsyncToolCall", "BadInput", "Conflict",
-    "EndFields", "Forbidden", "Help", "Internal", "Kit", "ModelCallFields", "NotFound", "Policies", "PriceFields",
-    "Principal", "PrincipalDict", "Retry", "Task", "TaskFields", "TaskScope", "TaskStatus", "ToolCall",
+    "EndFields", "Forbidden", "Help", "Internal", "Kit", "ModelCallFields", "ModelPrice", "NotFound", "Policies",
+    "PriceFields", "Principal", "PrincipalDict", "Retry", "Task", "TaskFields", "TaskScope", "TaskStatus", "ToolCall",
     "ToolCallFields", "ToolResultFields", "Unauthenticated", "Unavailable", "WorkRunning",
 ]

@@ -12,8 +12,7 @@ from typing import Any, ParamSpec, TypeVar, Unpack
 import httpx
 
 from agentlog_kit.async_task import CURRENT, AsyncTask, AsyncTaskScope
-from agentlog_kit.shapes import SHAPES, mutation_shapes
-from agentlog_kit.types import Agent, Help, Policies, PriceFields, Principal, TaskFields
+from agentlog_kit.types import Agent, Help, ModelPrice, Policies, PriceFields, Principal, TaskFields
 from agentlog_kit.values import arguments, jsonable, principal, text
 from agentlog_kit.wire import Retry, Wire, graphql_input
 
@@ -23,6 +22,7 @@ R = TypeVar("R")
 AGENT_FIELDS = "name purpose roles transcriptReaders logging"
 POLICY_FIELDS = "supervisesAgents auditsAgents teachesAgents readsAllAgentWork erasesAgentRecords"
 HELP_FIELDS = "id askedAt answeredAt"
+PRICE_FIELDS = "model provider inputMicrosPerMillion outputMicrosPerMillion cachedInputMicrosPerMillion effectiveFrom"
 
 
 class AsyncKit:
@@ -39,7 +39,6 @@ class AsyncKit:
         self.flush_after = flush_after
         self.wire = Wire(url, token, retry or Retry(), timeout, transport)
         self.open: set[AsyncTask] = set()
-        self.shapes: dict[str, tuple[str, str]] | None = None
 
     async def __aenter__(self) -> AsyncKit:
         return self
@@ -84,14 +83,11 @@ class AsyncKit:
         return Policies(data["supervisesAgents"], data["auditsAgents"], data["teachesAgents"],
                         data["readsAllAgentWork"], data["erasesAgentRecords"])
 
-    async def set_model_price(self, model: str, **fields: Unpack[PriceFields]) -> None:
+    async def set_model_price(self, model: str, **fields: Unpack[PriceFields]) -> ModelPrice:
         """Sets the tenant's price of a model, from which calls recorded without `cost_micros` are priced."""
-        if self.shapes is None:
-            self.shapes = mutation_shapes(await self.wire.send({"query": SHAPES}))
-        input_type, select = self.shapes.get("setModelPrice", ("SetModelPriceInput!", "{ __typename }"))
-        input = graphql_input({"idempotency_key": str(uuid.uuid4()), **fields, "model": model})
-        query = f"mutation($input: {input_type}) {{ setModelPrice(input: $input) {select} }}"
-        await self.wire.send({"query": query, "variables": {"input": input}})
+        data = await self._write("setModelPrice", "ModelPriceInput", PRICE_FIELDS, {**fields, "model": model})
+        return ModelPrice(data["model"], data["provider"], data["inputMicrosPerMillion"],
+                          data["outputMicrosPerMillion"], data["cachedInputMicrosPerMillion"], data["effectiveFrom"])
 
     def task(self, agent: str, skill: str, actor: Principal | None = None, requester: Principal | None = None,
              given: Any = None, parent: AsyncTask | str | None = None, limit_micros: int | None = None,

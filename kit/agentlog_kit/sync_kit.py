@@ -24,6 +24,7 @@ from agentlog_kit.types import (
     EndFields,
     Help,
     ModelCallFields,
+    ModelPrice,
     Policies,
     PriceFields,
     Principal,
@@ -185,8 +186,8 @@ class Kit:
             reads_all_agent_work=reads_all_agent_work, erases_agent_records=erases_agent_records,
             retain_days=retain_days, idempotency_key=idempotency_key))
 
-    def set_model_price(self, model: str, **fields: Unpack[PriceFields]) -> None:
-        self._run(self.kit.set_model_price(model, **fields))
+    def set_model_price(self, model: str, **fields: Unpack[PriceFields]) -> ModelPrice:
+        return self._run(self.kit.set_model_price(model, **fields))
 
     def task(self, agent: str, skill: str, actor: Principal | None = None, requester: Principal | None = None,
              given: Any = None, parent: Task | str | None = None, limit_micros: int | None = None,

@@ -114,3 +114,15 @@ class Help:
     id: str
     asked_at: str | None
     answered_at: str | None
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """A model's price per million tokens from `effective_from` on; `provider` None holds for any provider."""
+
+    model: str
+    provider: str | None
+    input_micros_per_million: int
+    output_micros_per_million: int
+    cached_input_micros_per_million: int | None
+    effective_from: str
