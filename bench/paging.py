@@ -31,8 +31,9 @@ from tortoise import Tortoise
 
 from bench.common import SERVER, TENANT, Figure, fresh_database, lower_is_better, table, write_results
 from bench.query_plans import capture, vary
-from bench.tree_read import CALL_COLUMNS, LINE_COLUMNS, TASK_COLUMNS, fake_tree, store
+from bench.tree_read import CALL_COLUMNS, TASK_COLUMNS, fake_tree, store
 from bench.verify import build_chain, memory_mb
+from models.line_columns import INSERTED
 from permissions.tokens import issue_token
 
 ROOT = Path(__file__).parent.parent
@@ -58,7 +59,7 @@ async def store_shop(url: str, tasks: int) -> None:
         for n in range(1, max(tasks // TREE, 1)):
             tree = fake_tree(TREE, TENANT, begin + timedelta(minutes=n))
             await conn.copy_records_to_table("agent_task", records=tree.tasks, columns=TASK_COLUMNS)
-            await conn.copy_records_to_table("trace_event", records=tree.lines, columns=LINE_COLUMNS)
+            await conn.copy_records_to_table("trace_event", records=tree.lines, columns=INSERTED)
             await conn.copy_records_to_table("llm_call", records=tree.calls, columns=CALL_COLUMNS)
             if n % 100 == 0:
                 say(f"  {n * TREE:,} tasks stored")
