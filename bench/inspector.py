@@ -13,7 +13,7 @@ with a requester's token and takes, from the page's own clock (ms since navigati
   their costs still being summed;
 - `costs`: those tasks' own and all-in costs shown (each a sum over the task's whole subtree);
 - `badge`: the verifyTrace badge shown (the whole chain walked);
-- `steps`: the first rows of the step list shown (the whole record read).
+- `steps`: the first rows of the step list shown (its first page of 100 lines read).
 
 Runs alternate between the trees; each figure is the median of the runs, with min–max. The target is a first
 screen under 1 s for both 10,000-task trees.

@@ -209,18 +209,20 @@ async def test_a_wide_tree_shows_its_children_a_page_at_a_time(client, browser, 
     shop = Shop(client)
     await shop.setup()
     root = (await shop.start(about="Service the fleet"))["id"]
-    for n in range(55):
-        await shop.start(parent=root, about=f"Bicycle {n + 1}")
+    children = [(await shop.start(parent=root, about=f"Bicycle {n + 1}"))["id"] for n in range(55)]
+    await shop.start(parent=children[0], about="Its wheels")
     async with visit(browser, origin) as seen:
         page = await seen.open(f"/inspect/{root}", shop.mia)
         nodes = page.get_by_test_id("tree-node")
         await expect(nodes).to_have_count(51)
+        await expect(page.locator(f'[data-task="{children[0]}"]')).to_have_attribute("aria-expanded", "false")
+        assert await page.locator(f'[data-task="{children[1]}"]').get_attribute("aria-expanded") is None
         await page.get_by_role("button", name="Show 5 more (50 of 55 shown)").click()
         await expect(nodes).to_have_count(56)
         await expect(nodes.last).to_contain_text("Bicycle 55")
 
 
-async def test_a_long_record_keeps_only_the_rows_in_view_in_the_page(client, browser, origin):
+async def test_a_long_record_is_read_a_page_at_a_time_and_keeps_only_the_rows_in_view_in_the_page(client, browser, origin):
     shop = Shop(client)
     await shop.setup()
     task = (await shop.start())["id"]
@@ -229,7 +231,7 @@ async def test_a_long_record_keeps_only_the_rows_in_view_in_the_page(client, bro
                     {"input": {"task": task, "lines": lines}}, shop.kit)
     async with visit(browser, origin) as seen:
         page = await seen.open(f"/inspect/{task}", shop.mia)
-        await expect(page.get_by_role("heading", name="Steps (301)")).to_be_visible()
+        await expect(page.get_by_role("heading", name="Steps (100 read so far)")).to_be_visible()
         steps = page.get_by_test_id("step")
         assert 5 < await steps.count() < 40
         await steps.first.click()
@@ -237,9 +239,57 @@ async def test_a_long_record_keeps_only_the_rows_in_view_in_the_page(client, bro
         await expect(page.locator("#line-11")).to_be_focused()
         await page.keyboard.press("End")
         await expect(page.locator("#line-301")).to_be_focused()
+        await expect(page.get_by_role("heading", name="Steps (301)")).to_be_visible()
         await expect(page.locator("#line-301")).to_contain_text('{"wheel":299}')
         assert 5 < await steps.count() < 40
         await expect(page.locator("#line-1")).to_have_count(0)
+
+
+async def test_scrolling_the_steps_reads_the_next_page(client, browser, origin):
+    shop = Shop(client)
+    await shop.setup()
+    task = (await shop.start())["id"]
+    lines = [{"toolCall": {"tool": "PartsFor", "input": {"wheel": n}}} for n in range(150)]
+    await client.ok("mutation($input: RecordLinesInput!) { recordLines(input: $input) { lastSeq } }",
+                    {"input": {"task": task, "lines": lines}}, shop.kit)
+    async with visit(browser, origin) as seen:
+        page = await seen.open(f"/inspect/{task}", shop.mia)
+        await expect(page.get_by_role("heading", name="Steps (100 read so far)")).to_be_visible()
+        await expect(page.locator("#line-101")).to_have_count(0)
+        await page.locator(".steps-box").evaluate("(box) => { box.scrollTop = box.scrollHeight; }")
+        await expect(page.get_by_role("heading", name="Steps (151)")).to_be_visible()
+        await page.locator(".steps-box").evaluate("(box) => { box.scrollTop = box.scrollHeight; }")
+        await expect(page.locator("#line-151")).to_contain_text('{"wheel":149}')
+
+
+async def test_the_list_is_searched_counted_and_ordered(client, browser, origin):
+    shop = Shop(client)
+    await shop.setup()
+    for about in ("Fit a new chain", "True the rear wheel", "Replace the brake pads"):
+        await shop.end((await shop.start(about=about))["id"])
+    async with visit(browser, origin) as seen:
+        page = await seen.open("/inspect", shop.mia)
+        rows = page.get_by_test_id("task-row")
+        await expect(rows).to_have_count(3)
+        await expect(page.locator("caption")).to_have_text("3 tasks, newest first")
+        await expect(rows.first).to_contain_text("Replace the brake pads")
+
+        await page.get_by_label("Order").select_option("STARTED_AT_ASC")
+        await page.get_by_role("button", name="Filter").click()
+        await page.wait_for_url(f"{origin}/inspect?**order=STARTED_AT_ASC**")
+        await expect(page.locator("caption")).to_have_text("3 tasks, oldest first")
+        await expect(rows.first).to_contain_text("Fit a new chain")
+
+        await page.get_by_label("Words").fill("wheel")
+        await page.get_by_role("button", name="Filter").click()
+        await page.wait_for_url(f"{origin}/inspect?search=wheel**")
+        await expect(rows).to_have_count(1)
+        await expect(rows.first).to_contain_text("True the rear wheel")
+        await expect(page.locator("caption")).to_have_text("1 task, oldest first")
+
+    async with visit(browser, origin) as seen:
+        page = await seen.open("/inspect?search=wheel", shop.person("ada", "Accountant", name="Ada"))
+        await expect(page.get_by_text("No tasks you may see match these filters.")).to_be_visible()
 
 
 async def test_a_broken_line_of_a_sub_task_is_reached_from_the_root(client, browser, origin):

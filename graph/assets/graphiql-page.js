@@ -66,13 +66,14 @@ query MyTasks {
     pageInfo { hasNextPage endCursor }
   }
 }`],
-    [`# A task, its sub-tasks and its steps. Paste a task id into the variables.
+    [`# A task, its first sub-tasks and steps. Paste a task id into the variables; for the next
+# page, pass the last child's id as children(after:) and the last seq as record(after:).
 query Task($id: ID!) {
   task(id: $id) {
-    id agent status about outcome startedAt endedAt
+    id agent status about outcome startedAt endedAt chainLength childCount
     cost { ownMicros allInMicros }
-    children { id agent status about }
-    record { seq kind at summary contentAccess payload }
+    children(first: 50) { id agent status about }
+    record(first: 100) { seq kind at summary contentAccess payload }
   }
 }`, `{ "id": "" }`],
     [`# Walks the whole chain of the task's tree.

@@ -1,14 +1,17 @@
-// /inspect: the tasks the viewer can see, newest first, a page at a time, with the filters of `tasks`.
+// /inspect: the tasks the viewer can see, newest first (or in another order), a page at a time, with the filters and
+// the search of `tasks`.
 // The filters live in the address (a plain GET form), so a filtered list can be bookmarked and shared.
 import { h } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import htm from "htm";
-import { filterFields, taskList } from "./queries.js";
+import { ORDERS, filterFields, taskList } from "./queries.js";
 import { Budget, Status, Time, duration } from "./format.js";
 
 const html = htm.bind(h);
 const TEXT = ["search", "agent", "skill", "requester", "session"];
 const STATUSES = ["RUNNING", "DONE", "FAILED", "STOPPED"];
+const ORDER_WORDS = { STARTED_AT_DESC: "Newest first", STARTED_AT_ASC: "Oldest first", ENDED_AT_DESC: "Most recently ended" };
+const count = new Intl.NumberFormat(undefined);
 
 function filterFromAddress(params, known) {
   const filter = {};
@@ -33,6 +36,9 @@ function Filters({ params, known }) {
     ${text("requester", "Requested by (id)")} ${text("session", "Session")}
     <label>Started after <input name="startedAfter" type="datetime-local" value=${params.get("startedAfter") || ""} /></label>
     <label>Started before <input name="startedBefore" type="datetime-local" value=${params.get("startedBefore") || ""} /></label>
+    <label>Order <select name="order">
+      ${ORDERS.map((o) => html`<option value=${o} selected=${(params.get("order") || ORDERS[0]) === o}>${ORDER_WORDS[o].toLowerCase()}</option>`)}
+    </select></label>
     <label class="check"><input name="rootsOnly" type="checkbox" value="1" checked=${!!params.get("rootsOnly")} /> Only whole pieces of work (no sub-tasks)</label>
     <button type="submit">Filter</button> <a href="/inspect">Clear</a>
   </form>`;
@@ -56,7 +62,7 @@ export function TaskList() {
     (async () => {
       try {
         const known = await filterFields();
-        const page = await taskList(filterFromAddress(params, known), params.get("after"));
+        const page = await taskList(filterFromAddress(params, known), params.get("after"), params.get("order"));
         setState({ known, page });
       } catch (error) {
         setState({ known: new Set(), error: error.message });
@@ -76,7 +82,8 @@ export function TaskList() {
     ${state.page && (state.page.edges.length === 0
       ? html`<p class="empty">No tasks you may see${params.toString() ? " match these filters" : ""}.</p>`
       : html`<table class="tasks">
-          <caption>Newest first${params.get("after") ? " (a later page)" : ""}</caption>
+          <caption>${count.format(state.page.totalCount)} ${state.page.totalCount === 1 ? "task" : "tasks"}, ${
+            (ORDER_WORDS[params.get("order")] || ORDER_WORDS[ORDERS[0]]).toLowerCase()}${params.get("after") ? " (a later page)" : ""}</caption>
           <thead><tr><th scope="col">Started</th><th scope="col">Agent · skill</th><th scope="col">About</th>
             <th scope="col">Status</th><th scope="col">Took</th><th scope="col">Cost</th></tr></thead>
           <tbody>${state.page.edges.map((e) => html`<${Row} key=${e.node.id} task=${e.node} />`)}</tbody>

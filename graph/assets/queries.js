@@ -1,14 +1,14 @@
-// Every read the inspector makes, in one place. A node's children come as a list of ids (childIds, or taskPage's
-// childIds), then a page of them at a time by id (nodes); where the server pages children (children(first, after),
-// childCount) those become one read of a page. Steps are read whole; with record(first, after) and
-// trace(first, after) stepsOf can read them a page at a time.
+// Every read the inspector makes, in one place. A node's children, and the steps, are read a page at a time
+// (children(first, after), record / trace(first, after)), against childCount and chainLength.
 import { graphql } from "./api.js";
 
 export const PAGE = 50;
+export const STEP_PAGE = 100;
+export const ORDERS = ["STARTED_AT_DESC", "STARTED_AT_ASC", "ENDED_AT_DESC"];
 
 const NODE = `id agent skill status about startedAt endedAt limitMicros`;
-const CHILD = `${NODE} children { id }`;
-const child = ({ children, ...task }) => ({ ...task, hasChildren: children.length > 0 });
+const CHILD = `${NODE} childCount`;
+const child = (task) => ({ ...task, hasChildren: task.childCount > 0 });
 
 export async function me() {
   return (await graphql(`{ me { id name tenant roles } }`)).me;
@@ -19,37 +19,42 @@ export async function filterFields() {
   return new Set(((data.__type && data.__type.inputFields) || []).map((f) => f.name));
 }
 
-export async function taskList(filter, after) {
+export async function taskList(filter, after, orderBy) {
   const data = await graphql(
-    `query($filter: TaskFilter, $first: Int!, $after: String) {
-      tasks(filter: $filter, first: $first, after: $after) {
+    `query($filter: TaskFilter, $first: Int!, $after: String, $orderBy: TaskOrder!) {
+      tasks(filter: $filter, first: $first, after: $after, orderBy: $orderBy) {
+        totalCount
         edges { node { ${NODE} cost { ownMicros allInMicros } requester { id name } } }
         pageInfo { hasNextPage endCursor }
       }
     }`,
-    { filter, first: PAGE, after: after || null },
+    { filter, first: PAGE, after: after || null, orderBy: ORDERS.includes(orderBy) ? orderBy : ORDERS[0] },
   );
   return data.tasks;
 }
 
 export async function taskPage(id) {
   const data = await graphql(
-    `query($id: ID!) {
+    `query($id: ID!, $first: Int!) {
       task(id: $id) {
         ${NODE} trigger outcome session cause skillVersion chainLength
         requester { id name } actor { id name }
         lineage { id agent skill about }
-        children { id }
+        childCount children(first: $first) { ${CHILD} }
       }
     }`,
-    { id },
+    { id, first: PAGE },
   );
-  return data.task && { ...data.task, childIds: data.task.children.map((c) => c.id) };
+  return data.task && { ...data.task, children: data.task.children.map(child) };
 }
 
-export async function childIds(id) {
-  const data = await graphql(`query($id: ID!) { task(id: $id) { children { id } } }`, { id });
-  return data.task ? data.task.children.map((c) => c.id) : [];
+// The page of a task's children after the child `after` (from the first without it).
+export async function childPage(id, after) {
+  const data = await graphql(
+    `query($id: ID!, $first: Int!, $after: ID) { task(id: $id) { children(first: $first, after: $after) { ${CHILD} } } }`,
+    { id, first: PAGE, after: after || null },
+  );
+  return data.task ? data.task.children.map(child) : [];
 }
 
 // Tasks by id, a few aliased task(id:) reads per request (the alias limit is 50).
@@ -68,11 +73,6 @@ async function byId(ids, fields) {
   return pages.flat();
 }
 
-// One page of tree nodes.
-export async function nodes(ids) {
-  return (await byId(ids, CHILD)).map(child);
-}
-
 // Costs are summed over each task's whole subtree, the slowest figure of a large tree: they are read after
 // the tree is on the screen, as a map from task id to cost.
 export async function costs(ids) {
@@ -85,18 +85,18 @@ export async function verifyOf(id) {
   return data.verifyTrace;
 }
 
-// The task's own steps (trace), or the steps of its whole tree (record).
-export async function stepsOf(id, whole) {
+// A page of the task's own steps (trace), or of the steps of its whole tree (record), those after line `after`.
+export async function stepsOf(id, whole, after) {
   const data = await graphql(
-    `query($id: ID!) {
+    `query($id: ID!, $first: Int!, $after: Int) {
       task(id: $id) {
-        steps: ${whole ? "record" : "trace"} {
+        steps: ${whole ? "record" : "trace"}(first: $first, after: $after) {
           seq kind at summary payload contentAccess erasedAt contentErasedAt
           model tool costMicros durationMs isError hash task { id agent skill }
         }
       }
     }`,
-    { id },
+    { id, first: STEP_PAGE, after: after ?? null },
   );
   return data.task ? data.task.steps : [];
 }

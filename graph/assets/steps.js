@@ -1,5 +1,6 @@
-// The steps of the record in order, as a virtualised list: only the rows in view are in the page, so a record of
-// any length scrolls smoothly. Arrows, Page Up/Down, Home and End move between steps; the chosen one is shown whole.
+// The steps of the record in order, as a virtualised list: only the rows in view are in the page, and the steps are
+// read a page at a time as the list scrolls towards the last one read (onMore), so a record of any length scrolls
+// smoothly. Arrows, Page Up/Down, Home and End move between steps; the chosen one is shown whole.
 import { h } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
@@ -68,11 +69,12 @@ function Row({ step, index, total, taskId, broken, chosen, onChoose }) {
   </li>`;
 }
 
-export function Steps({ steps, taskId, brokenAt, goTo }) {
+export function Steps({ steps, done, total, onMore, reach, taskId, brokenAt, goTo }) {
   const box = useRef(null);
   const [top, setTop] = useState(0);
   const [height, setHeight] = useState(480);
   const [chosen, setChosen] = useState(null);
+  const [want, setWant] = useState(null);
 
   const choose = (index, focus) => {
     if (index < 0 || index >= steps.length) return;
@@ -86,13 +88,24 @@ export function Steps({ steps, taskId, brokenAt, goTo }) {
   };
 
   useEffect(() => { setHeight(box.current.clientHeight); }, []);
+  useEffect(() => { if (goTo) setWant(goTo); }, [goTo]);
   useEffect(() => {
-    if (goTo === null || goTo === undefined) return;
-    const index = steps.findIndex((s) => s.seq === goTo.seq);
+    if (!want) return;
+    const index = steps.findIndex((s) => s.seq === want.seq);
     if (index >= 0) choose(index, true);
-  }, [goTo]);
+    setWant(null);
+  }, [want, steps]);
+
+  const first = Math.max(0, Math.floor(top / ROW) - SPARE);
+  const last = Math.min(steps.length, Math.ceil((top + height) / ROW) + SPARE);
+  useEffect(() => { if (!done && last >= steps.length - SPARE) onMore(); }, [last, steps.length, done]);
 
   const onKeyDown = (event) => {
+    if (event.key === "End" && !done) {
+      event.preventDefault();
+      reach(Infinity).then((read) => read.length && setWant({ seq: read[read.length - 1].seq }));
+      return;
+    }
     const at = chosen ?? -1;
     const to = { ArrowDown: at + 1, ArrowUp: at - 1, PageDown: at + 10, PageUp: at - 10, Home: 0, End: steps.length - 1 }[event.key];
     if (to === undefined) return;
@@ -100,17 +113,17 @@ export function Steps({ steps, taskId, brokenAt, goTo }) {
     choose(Math.max(0, Math.min(steps.length - 1, to)), true);
   };
 
-  const first = Math.max(0, Math.floor(top / ROW) - SPARE);
-  const last = Math.min(steps.length, Math.ceil((top + height) / ROW) + SPARE);
+  const rows = done ? steps.length : Math.max(total || 0, steps.length + 1);
   const step = chosen !== null ? steps[chosen] : null;
   return html`
     <div class="steps-box" ref=${box} onScroll=${(e) => setTop(e.currentTarget.scrollTop)}
         tabindex=${chosen === null ? 0 : -1} onKeyDown=${onKeyDown} aria-label="Steps, in order">
-      <ol class="steps" style=${{ height: `${steps.length * ROW}px` }}>
+      <ol class="steps" style=${{ height: `${rows * ROW}px` }}>
         ${steps.slice(first, last).map((s, i) => html`<${Row} key=${s.seq} step=${s} index=${first + i}
-          total=${steps.length} taskId=${taskId} broken=${s.seq === brokenAt} chosen=${first + i === chosen}
+          total=${done ? steps.length : -1} taskId=${taskId} broken=${s.seq === brokenAt} chosen=${first + i === chosen}
           onChoose=${(index) => choose(index, true)} />`)}
       </ol>
+      ${!done && last >= steps.length && html`<p class="loading steps-more" style=${{ top: `${steps.length * ROW}px` }}>Reading more steps…</p>`}
     </div>
     ${step && html`<section class="step-whole" aria-live="polite" aria-label=${`Step ${step.seq}`}>
       <h3>Step ${step.seq}: ${KINDS[step.kind] || step.kind}</h3>

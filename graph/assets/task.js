@@ -1,8 +1,8 @@
 // /inspect/{task}: the receipt, whether its record is intact, the tree under it, its steps, and its transcript.
 import { h } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
-import { costs, stepsOf, taskPage, verifyOf } from "./queries.js";
+import { STEP_PAGE, costs, stepsOf, taskPage, verifyOf } from "./queries.js";
 import { Budget, Status, Time, duration } from "./format.js";
 import { Tree } from "./tree.js";
 import { Steps } from "./steps.js";
@@ -43,7 +43,31 @@ export function TaskPage({ id }) {
   const [error, setError] = useState(null);
   const [goTo, setGoTo] = useState(null);
   const [whole, setWhole] = useState(false);
+  const [stepsDone, setStepsDone] = useState(false);
+  const list = useRef(null);
+  const pending = useRef(null);
   const failed = (e) => setError(e.message);
+
+  // The next page of steps, once at a time; `reach` reads pages until line `seq` (or the last line) is read.
+  const page = () => {
+    const now = list.current;
+    if (now.done) return Promise.resolve();
+    if (!now.busy) {
+      const last = now.steps.length ? now.steps[now.steps.length - 1].seq : null;
+      now.busy = stepsOf(id, now.whole, last).then((found) => {
+        now.steps = [...now.steps, ...found];
+        now.done = found.length < STEP_PAGE;
+        now.busy = null;
+        if (list.current === now) { setSteps(now.steps); setStepsDone(now.done); }
+      }, (e) => { now.done = true; failed(e); });
+    }
+    return now.busy;
+  };
+  const reach = async (seq) => {
+    const now = list.current;
+    while (!now.done && !(now.steps.length && now.steps[now.steps.length - 1].seq >= seq)) await page();
+    return now.steps;
+  };
 
   useEffect(() => { taskPage(id).then(setTask, failed); }, [id]);
   const afterTree = () => {
@@ -51,13 +75,14 @@ export function TaskPage({ id }) {
     verifyOf(id).then(setCheck, failed);
   };
   useEffect(() => {
+    list.current = { whole, steps: [], done: false, busy: null };
     setSteps(null);
-    stepsOf(id, whole).then(setSteps, failed);
+    setStepsDone(false);
+    const hash = /^#line-(\d+)$/.exec(location.hash);
+    const seq = pending.current ?? (hash && Number(hash[1]));
+    pending.current = null;
+    page().then(() => seq && reach(seq).then(() => setGoTo({ seq })));
   }, [id, whole]);
-  useEffect(() => {
-    const seq = /^#line-(\d+)$/.exec(location.hash);
-    if (seq && steps) setGoTo({ seq: Number(seq[1]) });
-  }, [steps]);
 
   if (error) return html`<main><p class="problem" role="alert">${error}</p></main>`;
   if (task === undefined) return html`<main><p class="loading">Loading the task…</p></main>`;
@@ -67,9 +92,14 @@ export function TaskPage({ id }) {
   }
   const onGoTo = (seq) => {
     history.replaceState(null, "", `#line-${seq}`);
-    if (!whole && steps && !steps.some((s) => s.seq === seq)) setWhole(true);
-    setGoTo({ seq });
+    reach(seq).then((read) => {
+      if (whole || read.some((s) => s.seq === seq)) setGoTo({ seq });
+      else { pending.current = seq; setWhole(true); }
+    });
   };
+  const readTo = (seq) => steps && (stepsDone || (steps.length > 0 && steps[steps.length - 1].seq >= seq));
+  const counted = !steps ? "" : stepsDone ? ` (${steps.length})`
+    : whole ? ` (${steps.length} of ${task.chainLength} read)` : ` (${steps.length} read so far)`;
   return html`<main class="task">
     ${task.lineage.length > 0 && html`<nav class="lineage" aria-label="Part of">
       <ol>${task.lineage.map((t) => html`<li><a href=${`/inspect/${t.id}`}>${t.agent} · ${t.skill}</a></li>`)}</ol></nav>`}
@@ -82,15 +112,16 @@ export function TaskPage({ id }) {
       <${Tree} task=${task} onShown=${afterTree} />
     </section>
     <section aria-labelledby="steps-title">
-      <h2 id="steps-title">${whole ? "Steps of the whole tree" : "Steps"}${steps ? ` (${steps.length})` : ""}</h2>
-      ${(whole || task.chainLength > (steps ? steps.length : 0)) && html`<p>
+      <h2 id="steps-title">${whole ? "Steps of the whole tree" : "Steps"}${counted}</h2>
+      ${(whole || task.childCount > 0 || task.lineage.length > 0 || (stepsDone && task.chainLength > steps.length)) && html`<p>
         <button type="button" onClick=${() => setWhole(!whole)}>${whole ? "Show only this task's steps"
           : `Show the steps of the whole tree (${task.chainLength} lines)`}</button></p>`}
       ${steps === null ? html`<p class="loading">Loading the steps…</p>`
         : steps.length === 0 ? html`<p class="empty">No steps you may see.</p>`
         : html`<${Timeline} steps=${steps} onChoose=${onGoTo} />
-          <${Steps} steps=${steps} taskId=${task.id} brokenAt=${check && !check.intact ? check.brokenAt : null} goTo=${goTo} />`}
-      ${whole && check && !check.intact && steps && !steps.some((s) => s.seq === check.brokenAt)
+          <${Steps} steps=${steps} done=${stepsDone} total=${whole ? task.chainLength : null} onMore=${page} reach=${reach}
+            taskId=${task.id} brokenAt=${check && !check.intact ? check.brokenAt : null} goTo=${goTo} />`}
+      ${whole && check && !check.intact && readTo(check.brokenAt) && !steps.some((s) => s.seq === check.brokenAt)
         && html`<p class="reason">Line ${check.brokenAt} is not among the steps you may see.</p>`}
     </section>
     <section aria-labelledby="transcript-title">

@@ -1,36 +1,38 @@
 // The tree of sub-tasks (WAI-ARIA tree): arrows move, Right opens, Left closes or goes up, Enter opens the task.
-// A node's children are loaded when it opens, and shown a page at a time.
+// A node's children are read a page at a time (children(first, after)), the first when it opens.
 import { h } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
-import { PAGE, childIds, costs, nodes } from "./queries.js";
+import { PAGE, childPage, costs } from "./queries.js";
 import { Budget, Status, duration } from "./format.js";
 
 const html = htm.bind(h);
 
 function Node({ task, level, open: startOpen, onShown }) {
   const [open, setOpen] = useState(!!startOpen);
-  const [ids, setIds] = useState(task.childIds || null);
-  const [children, setChildren] = useState(null);
-  const [asked, setAsked] = useState(0);
+  const [children, setChildren] = useState(task.children || null);
+  const [done, setDone] = useState(false);
   const [error, setError] = useState(null);
-  const expandable = task.hasChildren !== false && !(ids && ids.length === 0);
+  const count = task.childCount;
+  const expandable = count !== 0 && task.hasChildren !== false;
   const failed = (e) => setError(e.message);
-  const more = (known, shown, from) => nodes(known.slice(from, from + PAGE))
+  const withCosts = (page) => page.length && costs(page.map((c) => c.id)).then((found) => setChildren((now) => now.map((c) => (
+    found[c.id] ? { ...c, cost: found[c.id] } : c))), failed);
+  const more = (shown) => childPage(task.id, shown.length ? shown[shown.length - 1].id : null)
     .then((page) => {
       setChildren([...shown, ...page]);
-      setAsked(from + PAGE);
-      if (page.length) {
-        costs(page.map((c) => c.id)).then((found) => setChildren((now) => now.map((c) => (
-          found[c.id] ? { ...c, cost: found[c.id] } : c))), failed);
-      }
+      if (page.length < PAGE) setDone(true);
+      withCosts(page);
     }, failed)
-    .then(() => onShown && from === 0 && onShown());
+    .then(() => onShown && shown.length === 0 && onShown());
 
   useEffect(() => {
-    if (!open || children !== null) return;
-    if (ids === null) childIds(task.id).then((found) => { setIds(found); return more(found, [], 0); }, failed);
-    else more(ids, [], 0);
+    if (!task.children) return;
+    withCosts(task.children);
+    if (onShown) onShown();
+  }, []);
+  useEffect(() => {
+    if (open && children === null) more([]);
   }, [open]);
 
   const onKeyDown = (event) => {
@@ -64,9 +66,9 @@ function Node({ task, level, open: startOpen, onShown }) {
       ${error && html`<li role="none" class="problem">${error}</li>`}
       ${children === null && !error && html`<li role="none" class="loading">Loading sub-tasks…</li>`}
       ${children && children.map((c) => html`<${Node} key=${c.id} task=${c} level=${level + 1} />`)}
-      ${children && ids.length > asked && html`<li role="none" class="more">
-        <button type="button" onClick=${() => more(ids, children, asked)}>
-          Show ${Math.min(PAGE, ids.length - asked)} more (${asked} of ${ids.length} shown)</button></li>`}
+      ${children && !done && count > children.length && html`<li role="none" class="more">
+        <button type="button" onClick=${() => more(children)}>
+          Show ${Math.min(PAGE, count - children.length)} more (${children.length} of ${count} shown)</button></li>`}
     </ul>`}
   </li>`;
 }
