@@ -6,20 +6,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from graph.rest import unauthorized
-from models.errors import Unauthenticated
+from graph.rest import bearer
 from permissions.access import Access
-from permissions.tokens import principal_from_header
 from resolvers.export import MEDIA_TYPE, export_for
 
 
 async def export(request: Request) -> Response:
-    try:
-        principal = principal_from_header(request.headers.get("authorization"))
-    except Unauthenticated as exc:
-        return unauthorized(exc.message)
-    if principal is None:
-        return unauthorized("A bearer token is required.")
+    principal = bearer(request)
+    if isinstance(principal, JSONResponse):
+        return principal
     found = await export_for(Access(principal), request.path_params["task"])
     if found is None:
         return JSONResponse({"detail": "Not Found"}, status_code=404)

@@ -10,6 +10,7 @@ from starlette.routing import Route
 
 from graph.openapi import DOCUMENT, TRANSCRIPT_PATH
 from permissions.access import Access
+from permissions.principal import Principal
 from permissions.tokens import principal_from_header
 from resolvers import settings
 from models.errors import Unauthenticated
@@ -20,13 +21,19 @@ def unauthorized(message: str) -> JSONResponse:
     return JSONResponse({"detail": message}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
 
 
-async def transcript(request: Request) -> JSONResponse:
+def bearer(request: Request) -> Principal | JSONResponse:
+    """The caller the request's token names, or the 401 answer for a missing or bad token."""
     try:
         principal = principal_from_header(request.headers.get("authorization"))
     except Unauthenticated as exc:
         return unauthorized(exc.message)
-    if principal is None:
-        return unauthorized("A bearer token is required.")
+    return principal if principal is not None else unauthorized("A bearer token is required.")
+
+
+async def transcript(request: Request) -> JSONResponse:
+    principal = bearer(request)
+    if isinstance(principal, JSONResponse):
+        return principal
     session_id: str = request.path_params["session_id"]
     problem = invalid_session_id(session_id)
     if problem is not None:

@@ -50,14 +50,10 @@ class Server:
                 self.process.wait(timeout=15)
 
 
-def start_server(database_url: str, *options: str) -> Server:
-    env = {**os.environ, "AGENTLOG_DATABASE_URL": database_url}
-    command = [
-        "timeout", "--kill-after=10", str(LIFETIME_SECONDS),
-        sys.executable, "-m", "graph.cli", "serve", "--host", "127.0.0.1", "--port", "0", *options,
-    ]
+def launch(command: list, cwd: Path, env: dict[str, str]) -> Server:
+    """Starts `command` in a session of its own and waits until it says it is running, or gives up."""
     process = subprocess.Popen(
-        command, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )
     server = Server(process)
@@ -74,7 +70,18 @@ def start_server(database_url: str, *options: str) -> Server:
         ready.set()
 
     threading.Thread(target=read, daemon=True).start()
-    if not ready.wait(STARTUP_SECONDS) or not server.port:
+    ready.wait(STARTUP_SECONDS)
+    return server
+
+
+def start_server(database_url: str, *options: str) -> Server:
+    env = {**os.environ, "AGENTLOG_DATABASE_URL": database_url}
+    command = [
+        "timeout", "--kill-after=10", str(LIFETIME_SECONDS),
+        sys.executable, "-m", "graph.cli", "serve", "--host", "127.0.0.1", "--port", "0", *options,
+    ]
+    server = launch(command, REPO, env)
+    if not server.port:
         server.stop()
         raise RuntimeError("agentlog serve did not start:\n" + "\n".join(server.log[-30:]))
     return server

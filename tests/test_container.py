@@ -7,10 +7,9 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
-from tests.servers import RUNNING, STARTUP_SECONDS, Server
+from tests.servers import Server, launch
 
 REPO = Path(__file__).resolve().parent.parent
 SECRET = "container-test-secret-of-32-bytes-or-more"
@@ -45,26 +44,9 @@ def health_check(port: int, env: dict[str, str]) -> int:
 
 
 def serve(venv: Path, data: Path, env: dict[str, str]) -> Server:
-    process = subprocess.Popen(
-        ["timeout", "--kill-after=10", "600", venv / "bin" / "agentlog", "serve", "--host", "127.0.0.1", "--port", "0"],
-        cwd=data, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True,
-    )
-    server = Server(process)
-    ready = threading.Event()
-
-    def read() -> None:
-        for line in process.stdout:
-            server.log.append(line.rstrip())
-            found = RUNNING.search(line)
-            if found:
-                server.port = int(found.group(1))
-                ready.set()
-        ready.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    ready.wait(STARTUP_SECONDS)
-    return server
+    command = ["timeout", "--kill-after=10", "600", venv / "bin" / "agentlog", "serve", "--host", "127.0.0.1",
+               "--port", "0"]
+    return launch(command, data, env)
 
 
 def test_the_image_serves_the_walkthrough_from_an_empty_folder(tmp_path, database):
