@@ -26,14 +26,21 @@ def pytest_configure(config) -> None:
     config.addinivalue_line(
         "markers", "postgres_only: needs PostgreSQL (it restarts a cluster of its own); deselected on the SQLite pass"
     )
+    config.addinivalue_line(
+        "markers", "fast_executor: a promise of the default executor (a fixed statement count for a tree of any "
+        "size); deselected when AGENTLOG_EXECUTOR=stock, whose answers the executor comparison holds equal"
+    )
 
 
 def pytest_collection_modifyitems(config, items) -> None:
     """Tests marked postgres_only run whenever the suite runs on PostgreSQL, and are deselected (not skipped) on
-    SQLite, where there is no server to take away."""
-    if os.environ.get("AGENTLOG_TEST_DATABASE_URL", "sqlite").startswith("postgres"):
-        return
-    kept = [item for item in items if item.get_closest_marker("postgres_only") is None]
+    SQLite, where there is no server to take away. Tests marked fast_executor are deselected on the stock pass."""
+    dropped = set()
+    if not os.environ.get("AGENTLOG_TEST_DATABASE_URL", "sqlite").startswith("postgres"):
+        dropped.add("postgres_only")
+    if os.environ.get("AGENTLOG_EXECUTOR", "fast").strip().lower() == "stock":
+        dropped.add("fast_executor")
+    kept = [item for item in items if not any(item.get_closest_marker(name) for name in dropped)]
     if len(kept) != len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])
         items[:] = kept

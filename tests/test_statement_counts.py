@@ -76,6 +76,7 @@ async def read_counting(client: Client, query: str, variables: dict, token: str)
     return data, len(sent)
 
 
+@pytest.mark.fast_executor
 @pytest.mark.parametrize("reader", ["mia", "noor"])
 async def test_a_nested_read_of_a_tree_takes_as_many_statements_at_500_tasks_as_at_10(client, trees, reader):
     counts, sizes = {}, {}
@@ -89,6 +90,7 @@ async def test_a_nested_read_of_a_tree_takes_as_many_statements_at_500_tasks_as_
     assert counts["small"] == counts["large"]
 
 
+@pytest.mark.fast_executor
 async def test_a_page_of_trees_takes_as_many_statements_at_500_tasks_as_at_10(client, trees):
     counts, sizes = {}, {}
     for name, (shop, _) in trees.items():
