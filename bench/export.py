@@ -26,7 +26,7 @@ import orjson
 
 from bench import verify
 from bench.common import TENANT, raw_commit, raw_line_hash
-from bench.ingest import ROOT, SECRET, free_port
+from bench.ingest import ROOT, SECRET, answering, free_port
 from models.chain import GENESIS
 from models.export_check import check_export, fixed_bytes
 from models.line_columns import CHECKED
@@ -71,16 +71,7 @@ async def one_server(url: str) -> AsyncIterator[tuple[str, int]]:
                               stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        async with httpx.AsyncClient(base_url=base) as http:
-            for _ in range(300):
-                if server.poll() is not None:
-                    raise RuntimeError(f"the server exited; see {log.name}")
-                try:
-                    if (await http.get("/healthz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                await asyncio.sleep(0.1)
+        await answering(server, base, log.name)
         yield base, server.pid
     finally:
         server.terminate()

@@ -77,6 +77,21 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+async def answering(server: subprocess.Popen, base: str, log: str) -> None:
+    """Waits until the server at `base` answers /healthz; fails if it exits or stays silent for 30 s."""
+    async with httpx.AsyncClient(base_url=base) as http:
+        for _ in range(300):
+            if server.poll() is not None:
+                raise RuntimeError(f"the server exited; see {log}")
+            try:
+                if (await http.get("/healthz")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            await asyncio.sleep(0.1)
+    raise RuntimeError(f"the server did not answer /healthz; see {log}")
+
+
 @asynccontextmanager
 async def served(url: str) -> AsyncIterator[str]:
     """`agentlog serve` on a free loopback port, stopped on leaving; its log is kept only when something failed."""
@@ -90,18 +105,7 @@ async def served(url: str) -> AsyncIterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        async with httpx.AsyncClient(base_url=base) as http:
-            for _ in range(300):
-                if server.poll() is not None:
-                    raise RuntimeError(f"the server exited; see {log.name}")
-                try:
-                    if (await http.get("/healthz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                await asyncio.sleep(0.1)
-            else:
-                raise RuntimeError(f"the server did not answer /healthz; see {log.name}")
+        await answering(server, base, log.name)
         yield base
     except BaseException:
         print(f"the server's log is in {log.name}", file=sys.stderr)
