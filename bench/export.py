@@ -11,13 +11,10 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import asyncpg
@@ -26,7 +23,7 @@ import orjson
 
 from bench import verify
 from bench.common import TENANT, raw_commit, raw_line_hash
-from bench.ingest import ROOT, SECRET, answering, free_port
+from bench.ingest import SECRET, server_process
 from models.chain import GENESIS
 from models.export_check import check_export, fixed_bytes
 from models.line_columns import CHECKED
@@ -59,29 +56,6 @@ async def build(url: str, lines: int) -> uuid.UUID:
     finally:
         await conn.close()
     return root
-
-
-@asynccontextmanager
-async def one_server(url: str) -> AsyncIterator[tuple[str, int]]:
-    """`agentlog serve` as one process on a free loopback port; yields its base URL and process id."""
-    port = free_port()
-    env = {**os.environ, "AGENTLOG_DATABASE_URL": url, "AGENTLOG_JWT_SECRET": SECRET}
-    log = tempfile.NamedTemporaryFile(prefix="agentlog-bench-export-", suffix=".log", delete=False)
-    server = subprocess.Popen([sys.executable, "-m", "graph.cli", "serve", "--port", str(port)], cwd=ROOT, env=env,
-                              stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        await answering(server, base, log.name)
-        yield base, server.pid
-    finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
-        os.unlink(log.name)
 
 
 def memory_mb(pid: int, field: str) -> float:
@@ -183,7 +157,7 @@ async def measure(url: str, lines: int = STREAMED, runs: int = RUNS) -> dict:
     root = await build(url, lines)
     out = Path(tempfile.mkdtemp(prefix="agentlog-bench-")) / "export.jsonl"
     try:
-        async with one_server(url) as (base, pid):
+        async with server_process(url, workers=1) as (base, pid):
             token = await auditor(base)
             async with httpx.AsyncClient(base_url=base) as http:
                 await http.get(f"/export/{uuid.uuid4()}", headers={"Authorization": f"Bearer {token}"})

@@ -93,20 +93,21 @@ async def answering(server: subprocess.Popen, base: str, log: str) -> None:
 
 
 @asynccontextmanager
-async def served(url: str) -> AsyncIterator[str]:
-    """`agentlog serve` on a free loopback port, stopped on leaving; its log is kept only when something failed."""
+async def server_process(url: str, workers: int = WORKERS) -> AsyncIterator[tuple[str, int]]:
+    """`agentlog serve` on a free loopback port, stopped on leaving; yields its base URL and process id. Its log
+    is kept only when something failed."""
     port = free_port()
     env = {**os.environ, "AGENTLOG_DATABASE_URL": url, "AGENTLOG_JWT_SECRET": SECRET}
     log = tempfile.NamedTemporaryFile(prefix="agentlog-bench-serve-", suffix=".log", delete=False)
     server = subprocess.Popen(
         [sys.executable, "-m", "graph.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", str(WORKERS)],
+         "--workers", str(workers)],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
     try:
         await answering(server, base, log.name)
-        yield base
+        yield base, server.pid
     except BaseException:
         print(f"the server's log is in {log.name}", file=sys.stderr)
         raise
@@ -120,6 +121,13 @@ async def served(url: str) -> AsyncIterator[str]:
             server.kill()
             server.wait()
         log.close()
+
+
+@asynccontextmanager
+async def served(url: str) -> AsyncIterator[str]:
+    """The benchmark's server: WORKERS processes; yields its base URL."""
+    async with server_process(url) as (base, _):
+        yield base
 
 
 class Kit:
