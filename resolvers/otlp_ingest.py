@@ -97,23 +97,29 @@ class Taken:
     message: str | None = None
 
 
-async def store(tenant: str, spans: list[Mapped], now: datetime) -> None:
-    """The spans, durable before the export is acknowledged; a span already stored is left as it is."""
-    received = micros(now)
-    rows, seen = [], set()
-    for s in spans:
-        if (s.trace_id, s.span_id) in seen:
-            continue
-        seen.add((s.trace_id, s.span_id))
-        body = None if s.kind == OTHER else compact_json(s.body())
-        rows.append((tenant, s.trace_id, s.span_id, s.parent_span_id, s.kind, body, received, s.kind == OTHER, None))
+def stored_row(tenant: str, span: Mapped, received_us: int, task_id: str | None = None,
+               placed: bool = False) -> tuple:
+    """The span's row: its body kept only while it waits to be placed."""
+    placed = placed or span.kind == OTHER
+    body = None if placed else compact_json(span.body())
+    return (tenant, span.trace_id, span.span_id, span.parent_span_id, span.kind, body, received_us, placed, task_id)
+
+
+async def insert_spans(conn: Any, rows: list[tuple]) -> None:
     if not rows:
         return
+    if conn.capabilities.dialect == "postgres":
+        await conn.execute_query(STORE_ARRAYS, [list(column) for column in zip(*rows)])
+    else:
+        await conn.execute_many(placeholders(conn, STORE), rows)
+
+
+async def store(tenant: str, trace_id: str, spans: dict[str, Mapped], now: datetime) -> None:
+    """The spans, durable and waiting, when they could not be placed as they came; a span already stored is left
+    as it is."""
     async with in_transaction() as conn:
-        if conn.capabilities.dialect == "postgres":
-            await conn.execute_query(STORE_ARRAYS, [list(column) for column in zip(*rows)])
-        else:
-            await conn.execute_many(placeholders(conn, STORE), rows)
+        await _lock_trace(conn, tenant, trace_id)
+        await insert_spans(conn, [stored_row(tenant, span, micros(now)) for span in spans.values()])
 
 
 def targets(spans: dict[str, dict[str, Any]], due_us: int) -> dict[str, tuple]:
@@ -317,15 +323,23 @@ def _depth(span_id: str, found: dict[str, tuple]) -> int:
 
 async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
                       fresh: dict[str, Mapped] | None = None) -> int:
-    """Places every span of the trace that can be placed now; returns how many were. Spans of the export being
-    taken (`fresh`) are used as mapped, the others as stored."""
+    """Stores the spans of the export being taken (`fresh`) and places every span of the trace that can be placed
+    now, in one transaction; returns how many were placed. A fresh span placed at once is stored placed, its body
+    never written; one that must wait is stored with its body. Fresh spans are used as mapped, the others as
+    stored."""
     fresh = fresh or {}
+    received = micros(now)
     async with in_transaction() as conn:
         await _lock_trace(conn, tenant, trace_id)
         rows = await conn.execute_query_dict(placeholders(conn, TRACE_SPANS), [tenant, trace_id])
         spans = {r["span_id"]: {**r, "placed": bool(r["placed"])} for r in rows}
-        found = targets(spans, micros(now) - int(wait_s * 1_000_000))
+        new = {sid: span for sid, span in fresh.items() if sid not in spans}
+        for sid, span in new.items():
+            spans[sid] = {"span_id": sid, "parent_span_id": span.parent_span_id, "kind": span.kind,
+                          "received_us": received, "placed": span.kind == OTHER, "task_id": None}
+        found = targets(spans, received - int(wait_s * 1_000_000))
         if not found:
+            await insert_spans(conn, [stored_row(tenant, span, received) for span in new.values()])
             return 0
         placing = Placing(tenant, trace_id, conn)
         bodies = await _stored_bodies(conn, tenant, trace_id, [sid for sid in found if sid not in fresh])
@@ -395,22 +409,15 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
             placing.line(task, draft.kind, at, draft.summary, draft.payload, draft.figures, draft.by_tool, draft.call)
         if placing.stand_in_row is not None:
             await conn.execute_query(placeholders(conn, STAND_IN_STORE), list(placing.stand_in_row))
+        placed_as = dict(placing.marks)
+        placing.marks = [(sid, task_id) for sid, task_id in placing.marks if sid not in new]
+        await insert_spans(conn, [stored_row(tenant, span, received, placed_as.get(sid), sid in placed_as)
+                                  for sid, span in new.items()])
         await placing.write()
         placed = len(found)
     await publish_tasks([("AgentTaskStarted", task) for task in placing.new_tasks]
                         + [(ENDED_EVENTS[task.status], task) for task in placing.new_tasks])
     return placed
-
-
-async def place(tenant: str, trace_ids: set[str], now: datetime | None = None,
-                fresh: dict[str, Mapped] | None = None) -> None:
-    """Places what each trace lets be placed; what cannot be placed yet stays stored for the sweep."""
-    when = now or datetime.now(timezone.utc)
-    for trace_id in sorted(trace_ids):
-        try:
-            await place_trace(tenant, trace_id, when, settings.otlp_wait_s(), fresh)
-        except Exception:
-            log.exception("could not place trace %s yet; it stays stored and is tried again", trace_id)
 
 
 async def sweep(now: datetime | None = None, everything: bool = False) -> int:
@@ -421,17 +428,28 @@ async def sweep(now: datetime | None = None, everything: bool = False) -> int:
     conn = get_connection("default")
     rows = await conn.execute_query_dict(placeholders(conn, WAITING), [False, due])
     for row in rows:
-        await place(row["tenant"], {row["trace_id"]}, when)
+        try:
+            await place_trace(row["tenant"], row["trace_id"], when, settings.otlp_wait_s())
+        except Exception:
+            log.exception("could not place trace %s yet; it stays stored and is tried again", row["trace_id"])
     return len(rows)
 
 
 async def take_export(tenant: str, request: Any, now: datetime | None = None) -> Taken:
-    """Maps the export's spans, stores them durably, then places what can be placed. The count of spans taken
-    and rejected is the export's answer."""
+    """Maps the export's spans, then per trace stores them and places what can be placed, durably before the
+    export is acknowledged. Should placing fail, the spans are stored to wait for the sweep; should storing fail
+    too, the export is refused. The count of spans taken and rejected is the export's answer."""
     mapped, rejected, message = map_request(request)
     when = now or datetime.now(timezone.utc)
-    await store(tenant, mapped, when)
-    await place(tenant, {s.trace_id for s in mapped}, when, {s.span_id: s for s in mapped})
+    traces: dict[str, dict[str, Mapped]] = {}
+    for span in mapped:
+        traces.setdefault(span.trace_id, {}).setdefault(span.span_id, span)
+    for trace_id in sorted(traces):
+        try:
+            await place_trace(tenant, trace_id, when, settings.otlp_wait_s(), traces[trace_id])
+        except Exception:
+            await store(tenant, trace_id, traces[trace_id], when)
+            log.exception("could not place trace %s yet; its spans are stored and tried again", trace_id)
     return Taken(len(mapped), rejected, message)
 
 

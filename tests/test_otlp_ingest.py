@@ -274,7 +274,7 @@ async def test_while_the_database_is_away_the_export_answers_503_so_the_exporter
     async def away(*args, **kwargs):
         raise ConnectionRefusedError("the database is away")
 
-    monkeypatch.setattr("resolvers.otlp_ingest.store", away)
+    monkeypatch.setattr("resolvers.otlp_ingest._lock_trace", away)
     response = await post(shop, export(agent(new_trace_id())))
 
     assert response.status_code == 503 and response.headers["retry-after"]
