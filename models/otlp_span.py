@@ -23,4 +23,3 @@ class OtlpSpan(Model):
     class Meta:
         table = "otlp_span"
         unique_together = (("tenant", "trace_id", "span_id"),)
-        indexes = (("placed", "received_us"), ("tenant", "trace_id", "placed"))

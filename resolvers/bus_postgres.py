@@ -64,6 +64,8 @@ class Listener:
         self._conn = conn
 
     def _heard(self, conn: Any, pid: int, channel: str, payload: str) -> None:
+        if not self.hub:
+            return
         try:
             notice = TaskNotice.from_text(payload)
         except (ValueError, KeyError, TypeError):

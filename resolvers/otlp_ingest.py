@@ -38,7 +38,8 @@ ROOT, STAND_IN = ("root",), ("stand-in",)
 MISSING = object()
 RANKS = {"STARTED": 0, "MODEL_CALL": 1, "TOOL_CALL": 1, "TOOL_RESULT": 2, "ENDED": 3}
 
-SPAN_NAMES = '"tenant","trace_id","span_id","parent_span_id","kind","body","received_us","placed","task_id"'
+SPAN_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us", "placed", "task_id")
+SPAN_NAMES = ",".join(f'"{name}"' for name in SPAN_COLUMNS)
 STORE = (
     f'INSERT INTO "otlp_span" ({SPAN_NAMES}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) '
     'ON CONFLICT ("tenant","trace_id","span_id") DO NOTHING'
@@ -68,7 +69,7 @@ MARK_PLACED_ARRAYS = (
     'FROM unnest($3::text[], $4::uuid[]) AS v("span_id", "task_id") '
     'WHERE "otlp_span"."tenant"=$1 AND "otlp_span"."trace_id"=$2 AND "otlp_span"."span_id"=v."span_id"'
 )
-WAITING = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_span" WHERE "placed"=$1 AND "received_us"<=$2'
+WAITING = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_span" WHERE NOT "placed" AND "received_us"<=$1'
 TASK_COLUMNS = (
     "id", "tenant", "agent", "skill", "cause", "given", "requester_id", "actor_id", "status", "outcome", "result",
     "started_at", "ended_at", "session", "parent_id", "root_id", "depth", "sequence", "path", "chain_length",
@@ -105,21 +106,16 @@ def stored_row(tenant: str, span: Mapped, received_us: int, task_id: str | None 
     return (tenant, span.trace_id, span.span_id, span.parent_span_id, span.kind, body, received_us, placed, task_id)
 
 
-async def insert_spans(conn: Any, rows: list[tuple]) -> None:
-    if not rows:
-        return
-    if conn.capabilities.dialect == "postgres":
-        await conn.execute_query(STORE_ARRAYS, [list(column) for column in zip(*rows)])
-    else:
-        await conn.execute_many(placeholders(conn, STORE), rows)
-
-
 async def store(tenant: str, trace_id: str, spans: dict[str, Mapped], now: datetime) -> None:
     """The spans, durable and waiting, when they could not be placed as they came; a span already stored is left
     as it is."""
+    rows = [stored_row(tenant, span, micros(now)) for span in spans.values()]
     async with in_transaction() as conn:
         await _lock_trace(conn, tenant, trace_id)
-        await insert_spans(conn, [stored_row(tenant, span, micros(now)) for span in spans.values()])
+        if conn.capabilities.dialect == "postgres":
+            await conn.execute_query(STORE_ARRAYS, [list(column) for column in zip(*rows)])
+        else:
+            await conn.execute_many(placeholders(conn, STORE), rows)
 
 
 def targets(spans: dict[str, dict[str, Any]], due_us: int) -> dict[str, tuple]:
@@ -339,7 +335,7 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
                           "received_us": received, "placed": span.kind == OTHER, "task_id": None}
         found = targets(spans, received - int(wait_s * 1_000_000))
         if not found:
-            await insert_spans(conn, [stored_row(tenant, span, received) for span in new.values()])
+            await insert_rows(conn, "otlp_span", SPAN_COLUMNS, [stored_row(tenant, s, received) for s in new.values()])
             return 0
         placing = Placing(tenant, trace_id, conn)
         bodies = await _stored_bodies(conn, tenant, trace_id, [sid for sid in found if sid not in fresh])
@@ -411,8 +407,8 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
             await conn.execute_query(placeholders(conn, STAND_IN_STORE), list(placing.stand_in_row))
         placed_as = dict(placing.marks)
         placing.marks = [(sid, task_id) for sid, task_id in placing.marks if sid not in new]
-        await insert_spans(conn, [stored_row(tenant, span, received, placed_as.get(sid), sid in placed_as)
-                                  for sid, span in new.items()])
+        await insert_rows(conn, "otlp_span", SPAN_COLUMNS, [
+            stored_row(tenant, span, received, placed_as.get(sid), sid in placed_as) for sid, span in new.items()])
         await placing.write()
         placed = len(found)
     await publish_tasks([("AgentTaskStarted", task) for task in placing.new_tasks]
@@ -426,7 +422,7 @@ async def sweep(now: datetime | None = None, everything: bool = False) -> int:
     when = now or datetime.now(timezone.utc)
     due = micros(when) - (0 if everything else int(settings.otlp_wait_s() * 1_000_000))
     conn = get_connection("default")
-    rows = await conn.execute_query_dict(placeholders(conn, WAITING), [False, due])
+    rows = await conn.execute_query_dict(placeholders(conn, WAITING), [due])
     for row in rows:
         try:
             await place_trace(row["tenant"], row["trace_id"], when, settings.otlp_wait_s())

@@ -280,6 +280,29 @@ async def test_while_the_database_is_away_the_export_answers_503_so_the_exporter
     assert response.status_code == 503 and response.headers["retry-after"]
 
 
+async def test_an_export_that_cannot_be_placed_is_kept_and_placed_by_the_sweep(client, monkeypatch):
+    shop = Shop(client)
+    await shop.setup()
+    root, call, parts, helper, lookup = estimate(new_trace_id())
+
+    async def broken(self):
+        raise RuntimeError("placing broke")
+
+    with monkeypatch.context() as patched:
+        patched.setattr("resolvers.otlp_ingest.Placing.write", broken)
+        response = await post(shop, export(lookup, helper, call, parts, root))
+
+    assert response.status_code == 200
+    assert await roots(shop) == [] and await TraceEvent.all().count() == 0
+    assert await OtlpSpan.filter(placed=False, body__isnull=False).count() == 5
+    await sweep(everything=True)
+    [task] = await roots(shop)
+    assert (task["agent"], task["modelCalls"], task["toolCalls"]) == ("Estimator", 1, 1)
+    assert [child["agent"] for child in task["children"]] == ["Stockist"]
+    assert await OtlpSpan.filter(placed=False).count() == 0
+    assert (await shop.verify(task["id"]))["intact"] is True
+
+
 async def test_a_span_whose_parent_work_was_forgotten_hangs_under_a_stand_in(client):
     shop = Shop(client)
     await shop.setup()
