@@ -26,9 +26,12 @@ from models.chain import compact_json
 from resolvers import lines, sentences, settings
 from resolvers.events import publish_tasks
 from resolvers.kit import ENDED_EVENTS
-from resolvers.otlp_mapping import AGENT, LLM, OTHER, Mapped, drafts_of, map_request
+from resolvers.otlp_mapping import AGENT, LLM, OTHER, TOOL, Mapped, drafts_of, map_request
+from resolvers.pipeline import Pipeline
 from resolvers.withheld import withheld_reason
-from resolvers.write_path import append_many, insert_rows, lock_tree, new_step, placeholders
+from resolvers.write_path import (
+    LINE_COLUMNS, insert_rows, lock_tree, new_step, placeholders, seal_steps, settle_head,
+)
 
 log = logging.getLogger("agentlog.otlp")
 
@@ -36,6 +39,8 @@ STAND_IN_SPAN = "0" * 16
 STAND_IN_AGENT = "unknown"
 ROOT, STAND_IN = ("root",), ("stand-in",)
 MISSING = object()
+SEAL_CHUNK = 250
+BREATHE_EVERY = 32
 RANKS = {"STARTED": 0, "MODEL_CALL": 1, "TOOL_CALL": 1, "TOOL_RESULT": 2, "ENDED": 3}
 
 SPAN_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us", "placed", "task_id")
@@ -164,8 +169,13 @@ def targets(spans: dict[str, dict[str, Any]], due_us: int) -> dict[str, tuple]:
 class Placing:
     """One pass over one trace, inside one transaction: the tasks made, the lines per tree, the spans placed."""
 
-    def __init__(self, tenant: str, trace_id: str, conn: Any) -> None:
+    def __init__(self, tenant: str, trace_id: str, conn: Any, spans: dict[str, dict[str, Any]],
+                 found: dict[str, tuple]) -> None:
         self.tenant, self.trace_id, self.conn = tenant, trace_id, conn
+        self.spans, self.found = spans, found
+        self.bodies: dict[str, dict[str, Any]] = {}
+        self.made: dict[str, AgentTask] = {}
+        self.stand_in: AgentTask | None = None
         self.tasks: dict[uuid.UUID, AgentTask] = {}
         self.new_tasks: list[AgentTask] = []
         self.roots: dict[uuid.UUID, AgentTask] = {}
@@ -175,6 +185,90 @@ class Placing:
         self.steps: list[tuple[tuple, Any, dict | None, AgentTask]] = []
         self.marks: list[tuple[str, str | None]] = []
         self.stand_in_row: tuple | None = None
+
+    async def read(self, fresh: dict[str, Mapped]) -> None:
+        """What the pass needs from the database: the bodies of spans stored earlier, the tasks they hang under,
+        the agents' logging, and the trace's stand-in; a span whose task was forgotten goes to the stand-in."""
+        found = self.found
+        self.bodies = await _stored_bodies(self.conn, self.tenant, self.trace_id,
+                                           [sid for sid in found if sid not in fresh])
+        self.bodies.update((sid, fresh[sid].body()) for sid in found if sid in fresh)
+        existing = {t[1] for t in found.values() if t[0] == "task"}
+        stand_in_row = self.spans.get(STAND_IN_SPAN)
+        stand_in_id = None if stand_in_row is None or stand_in_row["task_id"] is None \
+            else uuid.UUID(str(stand_in_row["task_id"]))
+        await self.existing(existing | ({stand_in_id} if stand_in_id else set()))
+        for sid, target in found.items():
+            if target[0] == "task" and target[1] not in self.tasks:
+                found[sid] = STAND_IN
+        agents = {b["fields"]["agent"] for sid, b in self.bodies.items() if self.spans[sid]["kind"] == AGENT}
+        await self.agent_logging(agents | {t.agent for t in self.tasks.values()} | {STAND_IN_AGENT})
+        self.stand_in = self.tasks.get(stand_in_id) if stand_in_id else None
+        waiting = [sid for sid, target in found.items() if target is STAND_IN]
+        if waiting and self.stand_in is None:
+            at = time_of(min(self.bodies[sid]["start"] for sid in waiting))
+            self.stand_in = self.make_task(None, {"agent": STAND_IN_AGENT, "skill": STAND_IN_AGENT}, at, at,
+                                           False, None, STAND_IN_AGENT)
+            self.stand_in_row = (self.tenant, self.trace_id, STAND_IN_SPAN, None, AGENT, None, micros(at), True,
+                                 str(self.stand_in.id))
+
+    def parent_of(self, target: tuple) -> AgentTask | None:
+        if target is ROOT:
+            return None
+        if target is STAND_IN:
+            return self.stand_in
+        if target[0] == "task":
+            return self.tasks[target[1]]
+        return self.made[target[1]]
+
+    def make_agent(self, sid: str, task_id: uuid.UUID) -> None:
+        body = self.bodies[sid]
+        f = body["fields"]
+        self.made[sid] = self.make_task(self.parent_of(self.found[sid]), f, time_of(body["start"]),
+                                        time_of(body["end"]), body["failed"], body["statusMessage"],
+                                        f.get("actor") or f["agent"], task_id)
+
+    def tool_lines(self, sid: str, mapped: Mapped | None) -> None:
+        body = self.bodies[sid]
+        task = self.parent_of(self.found[sid])
+        call, result = mapped.drafts if mapped is not None else drafts_of(TOOL, body["fields"])
+        self.line(task, call.kind, time_of(body["start"]), call.summary, call.payload, call.figures)
+        self.line(task, result.kind, time_of(body["end"]), result.summary, result.payload, result.figures)
+
+    def model_call(self, sid: str, mapped: Mapped | None) -> tuple[Any, datetime, AgentTask]:
+        """The model call's draft, its time and its task; a call made inside a tool span is that tool's."""
+        body = self.bodies[sid]
+        tool = self.tool_above(sid)
+        if tool is not None:
+            draft = drafts_of(LLM, {**body["fields"], "by_tool": tool})[0]
+        else:
+            draft = mapped.drafts[0] if mapped is not None else drafts_of(LLM, body["fields"])[0]
+        return draft, time_of(body["end"]), self.parent_of(self.found[sid])
+
+    def tool_above(self, sid: str) -> str | None:
+        """The tool of the nearest mapped span above, when that span is a tool span placed in this pass."""
+        parent = self.spans[sid]["parent_span_id"]
+        while parent is not None and parent in self.spans and self.spans[parent]["kind"] == OTHER:
+            parent = self.spans[parent]["parent_span_id"]
+        if parent is None or parent not in self.bodies or self.spans[parent]["kind"] != TOOL:
+            return None
+        return self.bodies[parent]["fields"]["tool"]
+
+    def store_spans(self, db: Pipeline, new_spans: list[tuple]) -> None:
+        """Sends the export's new spans and the marks of earlier spans placed now."""
+        if new_spans:
+            db.send(insert_rows(self.conn, "otlp_span", SPAN_COLUMNS, new_spans))
+        if self.marks:
+            db.send(self._mark_placed())
+
+    def store_tasks(self, db: Pipeline) -> None:
+        """Sends the stand-in's span and the tasks made."""
+        if self.stand_in_row is not None:
+            db.send(self.conn.execute_query(placeholders(self.conn, STAND_IN_STORE), list(self.stand_in_row)))
+        if self.new_tasks:
+            rows = [tuple(getattr(t, c) if c != "id" else str(t.id) for c in TASK_COLUMNS) for t in self.new_tasks]
+            rows = [tuple(str(v) if isinstance(v, uuid.UUID) else v for v in row) for row in rows]
+            db.send(insert_rows(self.conn, "agent_task", TASK_COLUMNS, rows))
 
     async def existing(self, task_ids: set[uuid.UUID]) -> None:
         if not task_ids:
@@ -206,11 +300,11 @@ class Placing:
         return self.reasons[agent]
 
     def make_task(self, parent: AgentTask | None, fields: dict[str, Any], start: datetime, end: datetime,
-                  failed: bool, message: str | None, actor: str) -> AgentTask:
+                  failed: bool, message: str | None, actor: str, task_id: uuid.UUID | None = None) -> AgentTask:
         reason = self.withheld(fields["agent"])
         status = "FAILED" if failed else "DONE"
         task = AgentTask._init_from_db(**{
-            **EMPTY_TASK, "id": uuid.uuid4(), "tenant": self.tenant, "agent": fields["agent"],
+            **EMPTY_TASK, "id": task_id or uuid.uuid4(), "tenant": self.tenant, "agent": fields["agent"],
             "skill": fields["skill"], "cause": "SPAWN" if parent else "REQUEST",
             "given": None if reason else fields.get("given"), "requester_id": fields.get("requester"),
             "actor_id": actor, "status": status, "outcome": message if failed else None,
@@ -241,13 +335,12 @@ class Placing:
         step = (kind, summary, None if reason else payload, figures, reason, by_tool)
         self.steps.append(((task.root_id, at, RANKS[kind], len(self.steps)), step, call, task))
 
-    async def write(self) -> None:
-        if self.new_tasks:
-            rows = [tuple(getattr(t, c) if c != "id" else str(t.id) for c in TASK_COLUMNS) for t in self.new_tasks]
-            rows = [tuple(str(v) if isinstance(v, uuid.UUID) else v for v in row) for row in rows]
-            await insert_rows(self.conn, "agent_task", TASK_COLUMNS, rows)
+    async def seal(self, db: Pipeline) -> list[tuple[AgentTask, int, str, int]]:
+        """Sends the meter rows, then seals each tree's lines in order, a chunk at a time, sending each chunk as
+        it is sealed so the database stores one while the next is hashed. Returns each tree's new length and head,
+        and the lines added."""
         self.steps.sort(key=lambda s: s[0])
-        turns = await self._last_turns()
+        turns = await self._last_turns(db)
         calls, by_root = [], {}
         ids = {task.id: str(task.id) for task in self.tasks.values()}
         for (root_id, at, _, _), (kind, summary, payload, figures, reason, by_tool), call, task in self.steps:
@@ -266,10 +359,22 @@ class Placing:
             step = new_step(kind, task_id, at, summary, payload, figures, reason, call_id, by_tool)
             by_root.setdefault(root_id, []).append(step)
         if calls:
-            await insert_rows(self.conn, "llm_call", lines.CALL_COLUMNS, calls)
+            db.send(insert_rows(self.conn, "llm_call", lines.CALL_COLUMNS, calls))
+        heads = []
         for root_id, steps in by_root.items():
-            await append_many(self.roots[root_id], steps, self.conn)
-        await self._mark_placed()
+            root = self.roots[root_id]
+            length, head = root.chain_length, root.chain_head
+            rows: list[tuple] = []
+            for at in range(0, len(steps), BREATHE_EVERY):
+                more, length, head = seal_steps(self.tenant, str(root_id), steps[at:at + BREATHE_EVERY], length,
+                                                head)
+                rows += more
+                if len(rows) >= SEAL_CHUNK or at + BREATHE_EVERY >= len(steps):
+                    db.send(insert_rows(self.conn, "trace_event", LINE_COLUMNS, rows))
+                    rows = []
+                await db.breathe()
+            heads.append((root, length, head, len(steps)))
+        return heads
 
     async def _mark_placed(self) -> None:
         """Placed spans keep their ids and lose their bodies; an agent span keeps the task it became."""
@@ -283,10 +388,11 @@ class Placing:
         rows = [(True, task_id, self.tenant, self.trace_id, span_id) for span_id, task_id in self.marks]
         await self.conn.execute_many(placeholders(self.conn, MARK_PLACED), rows)
 
-    async def _last_turns(self) -> dict[uuid.UUID, int]:
+    async def _last_turns(self, db: Pipeline) -> dict[uuid.UUID, int]:
         old = sorted({task.id for *_, call, task in self.steps if call is not None} - {t.id for t in self.new_tasks})
         if not old:
             return {}
+        await db.drain()
         marks = ",".join(f"${i}" for i in range(1, len(old) + 1))
         rows = await self.conn.execute_query_dict(placeholders(self.conn, LAST_TURNS.format(marks)),
                                                   [str(t) for t in old])
@@ -322,7 +428,10 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
     """Stores the spans of the export being taken (`fresh`) and places every span of the trace that can be placed
     now, in one transaction; returns how many were placed. A fresh span placed at once is stored placed, its body
     never written; one that must wait is stored with its body. Fresh spans are used as mapped, the others as
-    stored."""
+    stored.
+
+    Once what the pass reads is read, its writes go out through a pipeline while the tasks and lines are made
+    and sealed, so the database stores one part while Python makes the next."""
     fresh = fresh or {}
     received = micros(now)
     async with in_transaction() as conn:
@@ -337,79 +446,37 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
         if not found:
             await insert_rows(conn, "otlp_span", SPAN_COLUMNS, [stored_row(tenant, s, received) for s in new.values()])
             return 0
-        placing = Placing(tenant, trace_id, conn)
-        bodies = await _stored_bodies(conn, tenant, trace_id, [sid for sid in found if sid not in fresh])
-        bodies.update((sid, fresh[sid].body()) for sid in found if sid in fresh)
-        existing = {t[1] for t in found.values() if t[0] == "task"}
-        stand_in_row = spans.get(STAND_IN_SPAN)
-        if stand_in_row is not None and stand_in_row["task_id"] is not None:
-            existing.add(uuid.UUID(str(stand_in_row["task_id"])))
-        await placing.existing(existing)
-        for sid, target in found.items():
-            if target[0] == "task" and target[1] not in placing.tasks:
-                found[sid] = STAND_IN
-        await placing.agent_logging({b["fields"]["agent"] for sid, b in bodies.items() if spans[sid]["kind"] == AGENT}
-                                    | {t.agent for t in placing.tasks.values()} | {STAND_IN_AGENT})
-        stand_in: AgentTask | None = None
-        if stand_in_row is not None:
-            stand_in = placing.tasks.get(uuid.UUID(str(stand_in_row["task_id"])))
-
-        def stand_in_task() -> AgentTask:
-            nonlocal stand_in
-            if stand_in is None:
-                first = min(bodies[sid]["start"] for sid, t in found.items() if t is STAND_IN)
-                at = time_of(first)
-                stand_in = placing.make_task(None, {"agent": STAND_IN_AGENT, "skill": STAND_IN_AGENT}, at, at,
-                                             False, None, STAND_IN_AGENT)
-                placing.stand_in_row = (tenant, trace_id, STAND_IN_SPAN, None, AGENT, None, micros(now), True,
-                                        str(stand_in.id))
-            return stand_in
-
-        made: dict[str, AgentTask] = {}
-
-        def parent_of(target: tuple) -> AgentTask | None:
-            if target is ROOT:
-                return None
-            if target is STAND_IN:
-                return stand_in_task()
-            if target[0] == "task":
-                return placing.tasks[target[1]]
-            return made[target[1]]
-
+        placing = Placing(tenant, trace_id, conn, spans, found)
+        await placing.read(fresh)
         agents = sorted((sid for sid in found if spans[sid]["kind"] == AGENT), key=lambda s: _depth(s, found))
-        for sid in agents:
-            body = bodies[sid]
-            f = body["fields"]
-            task = placing.make_task(parent_of(found[sid]), f, time_of(body["start"]), time_of(body["end"]),
-                                     body["failed"], body["statusMessage"], f.get("actor") or f["agent"])
-            made[sid] = task
-            placing.marks.append((sid, str(task.id)))
-        priced = []
-        for sid, target in found.items():
-            kind = spans[sid]["kind"]
-            if kind == AGENT:
-                continue
-            body = bodies[sid]
-            task = parent_of(target)
-            start, end = time_of(body["start"]), time_of(body["end"])
-            drafts = fresh[sid].drafts if sid in fresh else drafts_of(kind, body["fields"])
-            if kind == LLM:
-                priced.append((drafts[0], end, task))
-            else:
-                call, result = drafts
-                placing.line(task, call.kind, start, call.summary, call.payload, call.figures)
-                placing.line(task, result.kind, end, result.summary, result.payload, result.figures)
-            placing.marks.append((sid, None))
-        await lines.price_drafts(tenant, [(draft, at) for draft, at, _ in priced], conn)
-        for draft, at, task in priced:
-            placing.line(task, draft.kind, at, draft.summary, draft.payload, draft.figures, draft.by_tool, draft.call)
-        if placing.stand_in_row is not None:
-            await conn.execute_query(placeholders(conn, STAND_IN_STORE), list(placing.stand_in_row))
-        placed_as = dict(placing.marks)
-        placing.marks = [(sid, task_id) for sid, task_id in placing.marks if sid not in new]
-        await insert_rows(conn, "otlp_span", SPAN_COLUMNS, [
-            stored_row(tenant, span, received, placed_as.get(sid), sid in placed_as) for sid, span in new.items()])
-        await placing.write()
+        ids = {sid: uuid.uuid4() for sid in agents}
+        placing.marks = [(sid, str(ids[sid]) if sid in ids else None) for sid in found if sid not in new]
+        async with Pipeline() as db:
+            placing.store_spans(db, [stored_row(tenant, span, received, str(ids[sid]) if sid in ids else None,
+                                                sid in found) for sid, span in new.items()])
+            await db.breathe()
+            for n, sid in enumerate(agents, 1):
+                placing.make_agent(sid, ids[sid])
+                if n % BREATHE_EVERY == 0:
+                    await db.breathe()
+            placing.store_tasks(db)
+            priced = []
+            for n, (sid, target) in enumerate(found.items(), 1):
+                if spans[sid]["kind"] == TOOL:
+                    placing.tool_lines(sid, fresh.get(sid))
+                elif spans[sid]["kind"] == LLM:
+                    priced.append(placing.model_call(sid, fresh.get(sid)))
+                if n % BREATHE_EVERY == 0:
+                    await db.breathe()
+            if any(draft.call["cost_micros"] is None for draft, _, _ in priced):
+                await db.drain()
+                await lines.price_drafts(tenant, [(draft, at) for draft, at, _ in priced], conn)
+            for draft, at, task in priced:
+                placing.line(task, draft.kind, at, draft.summary, draft.payload, draft.figures, draft.by_tool,
+                             draft.call)
+            heads = await placing.seal(db)
+        for root, length, head, added in heads:
+            await settle_head(root, length, head, added, conn)
         placed = len(found)
     await publish_tasks([("AgentTaskStarted", task) for task in placing.new_tasks]
                         + [(ENDED_EVENTS[task.status], task) for task in placing.new_tasks])

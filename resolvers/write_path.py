@@ -194,12 +194,9 @@ async def insert_rows(conn: Any, table: str, columns: tuple[str, ...], rows: lis
     await conn.execute_many(placeholders(conn, f'INSERT INTO "{table}" ({names}) VALUES ({marks})'), rows)
 
 
-async def append_many(root: AgentTask, steps: list[Step], conn: Any) -> list[tuple]:
-    """Seals the lines in order after the tree's head, stores them in one statement, moves the head once and
-    signs it.
-
-    Returns the rows as stored, in LINE_COLUMNS order."""
-    head, seq, tenant, root_id = root.chain_head, root.chain_length, root.tenant, str(root.id)
+def seal_steps(tenant: str, root_id: str, steps: list[Step], seq: int, head: str) -> tuple[list[tuple], int, str]:
+    """Seals the lines in order after `head` at `seq`; returns their rows in LINE_COLUMNS order, and the new
+    length and head."""
     rows = []
     for step in steps:
         seq += 1
@@ -208,10 +205,24 @@ async def append_many(root: AgentTask, steps: list[Step], conn: Any) -> list[tup
         seal(line, head)
         head = line.hash
         rows.append(stored_row(tenant, root_id, step))
-    await insert_rows(conn, "trace_event", LINE_COLUMNS, rows)
-    await move_head(root, seq, head, conn)
+    return rows, seq, head
+
+
+async def settle_head(root: AgentTask, length: int, head: str, added: int, conn: Any) -> None:
+    """After `added` sealed lines are stored: the tree's head moved once, and signed."""
+    await move_head(root, length, head, conn)
     await sign_head(root, conn)
-    metrics.lines_appended(tenant, len(rows))
+    metrics.lines_appended(root.tenant, added)
+
+
+async def append_many(root: AgentTask, steps: list[Step], conn: Any) -> list[tuple]:
+    """Seals the lines in order after the tree's head, stores them in one statement, moves the head once and
+    signs it.
+
+    Returns the rows as stored, in LINE_COLUMNS order."""
+    rows, length, head = seal_steps(root.tenant, str(root.id), steps, root.chain_length, root.chain_head)
+    await insert_rows(conn, "trace_event", LINE_COLUMNS, rows)
+    await settle_head(root, length, head, len(rows), conn)
     return rows
 
 

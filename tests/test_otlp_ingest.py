@@ -285,21 +285,21 @@ async def test_an_export_that_cannot_be_placed_is_kept_and_placed_by_the_sweep(c
     await shop.setup()
     root, call, parts, helper, lookup = estimate(new_trace_id())
 
-    async def broken(self):
+    async def broken(*args):
         raise RuntimeError("placing broke")
 
     with monkeypatch.context() as patched:
-        patched.setattr("resolvers.otlp_ingest.Placing.write", broken)
+        patched.setattr("resolvers.otlp_ingest.Placing.seal", broken)
         response = await post(shop, export(lookup, helper, call, parts, root))
 
     assert response.status_code == 200
-    assert await roots(shop) == [] and await TraceEvent.all().count() == 0
-    assert await OtlpSpan.filter(placed=False, body__isnull=False).count() == 5
+    assert await roots(shop) == [] and await TraceEvent.filter(tenant=shop.tenant).count() == 0
+    assert await OtlpSpan.filter(tenant=shop.tenant, placed=False, body__isnull=False).count() == 5
     await sweep(everything=True)
     [task] = await roots(shop)
     assert (task["agent"], task["modelCalls"], task["toolCalls"]) == ("Estimator", 1, 1)
     assert [child["agent"] for child in task["children"]] == ["Stockist"]
-    assert await OtlpSpan.filter(placed=False).count() == 0
+    assert await OtlpSpan.filter(tenant=shop.tenant, placed=False).count() == 0
     assert (await shop.verify(task["id"]))["intact"] is True
 
 
