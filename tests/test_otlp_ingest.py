@@ -280,6 +280,28 @@ async def test_while_the_database_is_away_the_export_answers_503_so_the_exporter
     assert response.status_code == 503 and response.headers["retry-after"]
 
 
+async def test_a_model_call_inside_a_tool_span_is_made_by_that_tool_and_is_not_a_turn(client):
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root = agent(t, "Estimator")
+    parts = tool(t, root.span_id, "PartsFor")
+    wrapper = span(t, "http lookup", {}, parent=parts.span_id)
+    inside = chat(t, wrapper.span_id, "Small", **{"agentlog.cost_micros": 30})
+    own = chat(t, root.span_id, **{"agentlog.cost_micros": 10})
+
+    response = await post(shop, export(inside, wrapper, parts, own, root))
+
+    assert response.status_code == 200
+    [task] = await roots(shop)
+    read = await shop.read(task["id"], shop.noor, "turns modelCalls spentMicros calls { model byTool turn }")
+    assert sorted((c["model"], c["byTool"], c["turn"]) for c in read["calls"]) == [
+        ("Everyday", None, 1), ("Small", "PartsFor", None)]
+    assert (read["turns"], read["modelCalls"], read["spentMicros"]) == (1, 2, 40)
+    assert len([line for line in task["record"] if line["kind"] == "MODEL_CALL" and "PartsFor" in line["summary"]]) == 1
+    assert (await shop.verify(task["id"]))["intact"] is True
+
+
 async def test_an_export_that_cannot_be_placed_is_kept_and_placed_by_the_sweep(client, monkeypatch):
     shop = Shop(client)
     await shop.setup()
