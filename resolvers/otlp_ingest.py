@@ -186,23 +186,31 @@ class Placing:
         self.marks: list[tuple[str, str | None]] = []
         self.stand_in_row: tuple | None = None
 
-    async def read(self, fresh: dict[str, Mapped]) -> None:
+    async def read(self, db: Pipeline, fresh: dict[str, Mapped], new_spans: list[tuple]) -> None:
         """What the pass needs from the database: the bodies of spans stored earlier, the tasks they hang under,
-        the agents' logging, and the trace's stand-in; a span whose task was forgotten goes to the stand-in."""
+        the agents' logging, and the trace's stand-in; a span whose task was forgotten goes to the stand-in. The
+        export's new spans and the marks of spans placed are sent as soon as the reads they must follow are."""
         found = self.found
-        self.bodies = await _stored_bodies(self.conn, self.tenant, self.trace_id,
-                                           [sid for sid in found if sid not in fresh])
-        self.bodies.update((sid, fresh[sid].body()) for sid in found if sid in fresh)
-        existing = {t[1] for t in found.values() if t[0] == "task"}
+        stored = db.send(_stored_bodies(self.conn, self.tenant, self.trace_id,
+                                        [sid for sid in found if sid not in fresh]))
         stand_in_row = self.spans.get(STAND_IN_SPAN)
         stand_in_id = None if stand_in_row is None or stand_in_row["task_id"] is None \
             else uuid.UUID(str(stand_in_row["task_id"]))
-        await self.existing(existing | ({stand_in_id} if stand_in_id else set()))
+        existing = {t[1] for t in found.values() if t[0] == "task"} | ({stand_in_id} if stand_in_id else set())
+        known = db.send(self.existing(existing))
+        if new_spans:
+            db.send(insert_rows(self.conn, "otlp_span", SPAN_COLUMNS, new_spans))
+        self.bodies = {row["span_id"]: json.loads(row["body"]) for row in await stored}
+        self.bodies.update((sid, fresh[sid].body()) for sid in found if sid in fresh)
+        await known
         for sid, target in found.items():
             if target[0] == "task" and target[1] not in self.tasks:
                 found[sid] = STAND_IN
         agents = {b["fields"]["agent"] for sid, b in self.bodies.items() if self.spans[sid]["kind"] == AGENT}
-        await self.agent_logging(agents | {t.agent for t in self.tasks.values()} | {STAND_IN_AGENT})
+        logging_read = db.send(self.agent_logging(agents | {t.agent for t in self.tasks.values()} | {STAND_IN_AGENT}))
+        if self.marks:
+            db.send(self._mark_placed())
+        await logging_read
         self.stand_in = self.tasks.get(stand_in_id) if stand_in_id else None
         waiting = [sid for sid, target in found.items() if target is STAND_IN]
         if waiting and self.stand_in is None:
@@ -253,13 +261,6 @@ class Placing:
         if parent is None or parent not in self.bodies or self.spans[parent]["kind"] != TOOL:
             return None
         return self.bodies[parent]["fields"]["tool"]
-
-    def store_spans(self, db: Pipeline, new_spans: list[tuple]) -> None:
-        """Sends the export's new spans and the marks of earlier spans placed now."""
-        if new_spans:
-            db.send(insert_rows(self.conn, "otlp_span", SPAN_COLUMNS, new_spans))
-        if self.marks:
-            db.send(self._mark_placed())
 
     def store_tasks(self, db: Pipeline) -> None:
         """Sends the stand-in's span and the tasks made."""
@@ -405,15 +406,14 @@ async def _lock_trace(conn: Any, tenant: str, trace_id: str) -> None:
         await conn.execute_query("SELECT pg_advisory_xact_lock(hashtext($1))", [f"{tenant}/{trace_id}"])
 
 
-async def _stored_bodies(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """The stored bodies of spans that came in earlier exports; the spans of the export being taken are not
-    read back."""
+async def _stored_bodies(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> list[dict[str, Any]]:
+    """The rows holding the stored bodies of spans that came in earlier exports; the spans of the export being
+    taken are not read back."""
     if not span_ids:
-        return {}
+        return []
     dialect = conn.capabilities.dialect
     ids = span_ids if dialect == "postgres" else compact_json(span_ids)
-    rows = await conn.execute_query_dict(BODIES[dialect], [tenant, trace_id, ids])
-    return {row["span_id"]: json.loads(row["body"]) for row in rows}
+    return await conn.execute_query_dict(BODIES[dialect], [tenant, trace_id, ids])
 
 
 def _depth(span_id: str, found: dict[str, tuple]) -> int:
@@ -447,14 +447,12 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
             await insert_rows(conn, "otlp_span", SPAN_COLUMNS, [stored_row(tenant, s, received) for s in new.values()])
             return 0
         placing = Placing(tenant, trace_id, conn, spans, found)
-        await placing.read(fresh)
-        agents = sorted((sid for sid in found if spans[sid]["kind"] == AGENT), key=lambda s: _depth(s, found))
-        ids = {sid: uuid.uuid4() for sid in agents}
+        ids = {sid: uuid.uuid4() for sid in found if spans[sid]["kind"] == AGENT}
         placing.marks = [(sid, str(ids[sid]) if sid in ids else None) for sid in found if sid not in new]
         async with Pipeline() as db:
-            placing.store_spans(db, [stored_row(tenant, span, received, str(ids[sid]) if sid in ids else None,
-                                                sid in found) for sid, span in new.items()])
-            await db.breathe()
+            await placing.read(db, fresh, [stored_row(tenant, span, received, str(ids[sid]) if sid in ids else None,
+                                                      sid in found) for sid, span in new.items()])
+            agents = sorted(ids, key=lambda s: _depth(s, found))
             for n, sid in enumerate(agents, 1):
                 placing.make_agent(sid, ids[sid])
                 if n % BREATHE_EVERY == 0:

@@ -16,21 +16,23 @@ class Pipeline:
     first failure is raised by `drain`, or, should the block itself fail, set aside for the block's own."""
 
     def __init__(self) -> None:
-        self._last: asyncio.Future[None] | None = None
+        self._last: asyncio.Future[Any] | None = None
 
-    def send(self, statement: Coroutine[Any, Any, Any]) -> None:
+    def send(self, statement: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
+        """Queues the statement after those sent before it; the future it returns holds its result."""
         before = self._last
 
-        async def after() -> None:
+        async def after() -> Any:
             if before is not None:
                 try:
                     await before
                 except BaseException:
                     statement.close()
                     raise
-            await statement
+            return await statement
 
         self._last = asyncio.ensure_future(after())
+        return self._last
 
     async def breathe(self) -> None:
         """Lets statements sent go on while the caller computes: one turn of the event loop, if any are out."""
