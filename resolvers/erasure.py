@@ -14,7 +14,7 @@ from typing import Any
 from tortoise.exceptions import DoesNotExist
 from tortoise.transactions import in_transaction
 
-from models import AgentHelp, AgentTask, ErasureRecord, IdempotencyKey, LlmCall, TraceEvent
+from models import AgentHelp, AgentTask, ErasureRecord, IdempotencyKey, LlmCall, SignedCheckpoint, TraceEvent
 from models.chain import ERASED_SENTENCE, rfc3339
 from permissions.access import Access
 from permissions.principal import Principal
@@ -187,6 +187,7 @@ async def forget_tree(task: AgentTask, root: AgentTask, by: Principal, at: datet
     await TraceEvent.filter(root_id=root.id).using_db(conn).delete()
     await AgentHelp.filter(root_id=root.id).using_db(conn).delete()
     await AgentTask.filter(root_id=root.id).using_db(conn).delete()
+    await SignedCheckpoint.filter(root_id=root.id).using_db(conn).delete()
     entry = log_entry(Erasure.FORGET, by, at, lines, why, root_id=root.id, task_id=task.id)
     await entry.save(using_db=conn, force_create=True)
     return receipts

@@ -7,7 +7,7 @@ from typing import Any
 
 from tortoise.functions import Count, Sum
 
-from models import AgentHelp, AgentTask, LlmCall, TraceEvent
+from models import AgentHelp, AgentTask, LlmCall, SignedCheckpoint, TraceEvent
 from resolvers.events import add_publisher, remove_publisher
 from tests.shop import LINE_FIELDS, TASK_FIELDS, Shop
 
@@ -196,6 +196,7 @@ async def test_forgetting_deletes_the_tree_and_keeps_the_meters_totals(client):
     job = await repair_job(shop)
     other = await shop.estimate()
     totals = await meter_totals(shop.tenant)
+    assert await SignedCheckpoint.filter(root_id=job.root).exists()
 
     assert await erase(shop, "forgetAgentWork", job.child) == 2
 
@@ -211,6 +212,8 @@ async def test_forgetting_deletes_the_tree_and_keeps_the_meters_totals(client):
     assert not await TraceEvent.filter(root_id=root_id).exists()
     assert not await AgentTask.filter(root_id=root_id).exists()
     assert not await AgentHelp.filter(root_id=root_id).exists()
+    assert not await SignedCheckpoint.filter(root_id=root_id).exists()
+    assert await SignedCheckpoint.filter(root_id=other).exists()
     assert (await shop.read(other, shop.noor))["spentMicros"] == 600
     assert (await shop.verify(other))["intact"] is True
 
