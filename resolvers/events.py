@@ -6,13 +6,14 @@ fails a write: a publisher that fails is logged.
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
+
+import orjson
 
 from models import AgentTask
 from permissions.access import ancestor_ids
@@ -49,12 +50,14 @@ class TaskNotice:
         return top in ancestor_ids(self.task["path"])
 
     def to_text(self) -> str:
-        task = {k: _plain(v) for k, v in self.task.items()}
-        return json.dumps({"event": self.event, "tenant": self.tenant, "at": self.at.isoformat(), "task": task})
+        """The notice as JSON; ids and times as their text, as `str` and `isoformat` write them (a driver's own
+        id type, which orjson does not know, through `str`)."""
+        notice = {"event": self.event, "tenant": self.tenant, "at": self.at, "task": self.task}
+        return orjson.dumps(notice, default=str).decode()
 
     @classmethod
     def from_text(cls, text: str) -> TaskNotice:
-        raw = json.loads(text)
+        raw = orjson.loads(text)
         task = dict(raw["task"])
         for key in IDS:
             task[key] = uuid.UUID(task[key]) if task.get(key) else None
@@ -65,14 +68,6 @@ class TaskNotice:
     def snapshot_row(self) -> AgentTask:
         """The task as it stood when the event happened, unsaved."""
         return AgentTask(tenant=self.tenant, **self.task)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return value
 
 
 def event_time(event: str, task: AgentTask) -> datetime:
