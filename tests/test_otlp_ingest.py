@@ -1,5 +1,6 @@
 """POST /v1/traces in the server's own process: what an export becomes, what is refused, and what waits."""
 
+import asyncio
 import gzip
 import json
 from datetime import datetime, timedelta, timezone
@@ -136,6 +137,28 @@ async def test_the_same_span_twice_is_recorded_once_and_a_replayed_export_append
     [task] = await roots(shop)
     assert task["chainLength"] == 8 and task["modelCalls"] == 1
     assert await AgentTask.filter(tenant=shop.tenant).count() == 2
+
+
+async def test_exports_of_one_trace_taken_at_once_each_record_every_span_once(client):
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root = agent(t, "Estimator")
+    helpers = [agent(t, f"Helper{n}", parent=root.span_id) for n in range(6)]
+    below = [[chat(t, h.span_id, **{"agentlog.cost_micros": 10}), tool(t, h.span_id)] for h in helpers]
+    exports = [export(*calls, helper) for calls, helper in zip(below, helpers)]
+    exports += [export(*below[0], helpers[0]), export(root), export(root, *below[3])]
+
+    answers = await asyncio.gather(*(post(shop, e) for e in exports))
+
+    assert [a.status_code for a in answers] == [200] * len(exports)
+    [task] = await roots(shop)
+    assert sorted(child["agent"] for child in task["children"]) == [f"Helper{n}" for n in range(6)]
+    read = await shop.read(task["id"], shop.noor, "cost { allInModelCalls } subtreeCount")
+    assert (read["cost"]["allInModelCalls"], read["subtreeCount"]) == (6, 6)
+    assert task["chainLength"] == 2 + 6 * 5
+    assert await OtlpSpan.filter(tenant=shop.tenant, placed=False).count() == 0
+    assert (await shop.verify(task["id"]))["intact"] is True
 
 
 async def test_a_tenant_attribute_is_ignored_the_token_decides(client):
