@@ -6,7 +6,7 @@ class OtlpSpan(Model):
     """A span taken from an OTLP export, kept from its acknowledgement until it is placed in the record.
 
     A placed span keeps its ids (so the same span sent again is recorded once, and its children find it) and
-    loses its body.
+    loses its body, but for a tool span's tool name (a model call made inside it may come later).
     """
 
     id = fields.BigIntField(primary_key=True)

@@ -67,11 +67,11 @@ BODIES = {
               'AND "span_id" IN (SELECT "value" FROM json_each(?))',
 }
 MARK_PLACED = (
-    'UPDATE "otlp_span" SET "placed"=$1, "body"=NULL, "task_id"=$2 WHERE "tenant"=$3 AND "trace_id"=$4 AND "span_id"=$5'
+    'UPDATE "otlp_span" SET "placed"=$1, "body"=$2, "task_id"=$3 WHERE "tenant"=$4 AND "trace_id"=$5 AND "span_id"=$6'
 )
 MARK_PLACED_ARRAYS = (
-    'UPDATE "otlp_span" SET "placed"=TRUE, "body"=NULL, "task_id"=v."task_id" '
-    'FROM unnest($3::text[], $4::uuid[]) AS v("span_id", "task_id") '
+    'UPDATE "otlp_span" SET "placed"=TRUE, "body"=v."body", "task_id"=v."task_id" '
+    'FROM unnest($3::text[], $4::uuid[], $5::text[]) AS v("span_id", "task_id", "body") '
     'WHERE "otlp_span"."tenant"=$1 AND "otlp_span"."trace_id"=$2 AND "otlp_span"."span_id"=v."span_id"'
 )
 WAITING = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_span" WHERE NOT "placed" AND "received_us"<=$1'
@@ -103,11 +103,17 @@ class Taken:
     message: str | None = None
 
 
+def kept_body(kind: str, fields: dict[str, Any]) -> str | None:
+    """What a placed span keeps of its body: a tool span its tool's name, for a model call made inside it that
+    comes later; any other span nothing."""
+    return compact_json({"fields": {"tool": fields["tool"]}}) if kind == TOOL else None
+
+
 def stored_row(tenant: str, span: Mapped, received_us: int, task_id: str | None = None,
                placed: bool = False) -> tuple:
-    """The span's row: its body kept only while it waits to be placed."""
+    """The span's row: its body kept whole only while it waits to be placed."""
     placed = placed or span.kind == OTHER
-    body = None if placed else compact_json(span.body())
+    body = kept_body(span.kind, span.fields) if placed else compact_json(span.body())
     return (tenant, span.trace_id, span.span_id, span.parent_span_id, span.kind, body, received_us, placed, task_id)
 
 
@@ -202,6 +208,11 @@ class Placing:
             db.send(insert_rows(self.conn, "otlp_span", SPAN_COLUMNS, new_spans))
         self.bodies = {row["span_id"]: json.loads(row["body"]) for row in await stored}
         self.bodies.update((sid, fresh[sid].body()) for sid in found if sid in fresh)
+        above = (self.tool_span_above(sid) for sid in found if self.spans[sid]["kind"] == LLM)
+        placed_tools = sorted({tool for tool in above if tool is not None and tool not in self.bodies})
+        if placed_tools:
+            rows = await db.send(_stored_bodies(self.conn, self.tenant, self.trace_id, placed_tools))
+            self.bodies.update((row["span_id"], json.loads(row["body"])) for row in rows if row["body"])
         await known
         for sid, target in found.items():
             if target[0] == "task" and target[1] not in self.tasks:
@@ -253,14 +264,18 @@ class Placing:
             draft = mapped.drafts[0] if mapped is not None else drafts_of(LLM, body["fields"])[0]
         return draft, time_of(body["end"]), self.parent_of(self.found[sid])
 
-    def tool_above(self, sid: str) -> str | None:
-        """The tool of the nearest mapped span above, when that span is a tool span placed in this pass."""
+    def tool_span_above(self, sid: str) -> str | None:
+        """The nearest span above that is not folded away, when it is a tool span."""
         parent = self.spans[sid]["parent_span_id"]
         while parent is not None and parent in self.spans and self.spans[parent]["kind"] == OTHER:
             parent = self.spans[parent]["parent_span_id"]
-        if parent is None or parent not in self.bodies or self.spans[parent]["kind"] != TOOL:
-            return None
-        return self.bodies[parent]["fields"]["tool"]
+        return parent if parent is not None and parent in self.spans and self.spans[parent]["kind"] == TOOL else None
+
+    def tool_above(self, sid: str) -> str | None:
+        """The tool of the nearest mapped span above, when that span is a tool span: placed in this pass, or
+        earlier and kept its tool's name."""
+        parent = self.tool_span_above(sid)
+        return None if parent is None or parent not in self.bodies else self.bodies[parent]["fields"]["tool"]
 
     def store_tasks(self, db: Pipeline) -> None:
         """Sends the stand-in's span and the tasks made."""
@@ -378,15 +393,18 @@ class Placing:
         return heads
 
     async def _mark_placed(self) -> None:
-        """Placed spans keep their ids and lose their bodies; an agent span keeps the task it became."""
+        """Placed spans keep their ids and lose their bodies but for what `kept_body` keeps; an agent span keeps
+        the task it became."""
         if not self.marks:
             return
+        kept = [kept_body(self.spans[sid]["kind"], self.bodies[sid]["fields"]) for sid, _ in self.marks]
         if self.conn.capabilities.dialect == "postgres":
             span_ids = [span_id for span_id, _ in self.marks]
             task_ids = [task_id for _, task_id in self.marks]
-            await self.conn.execute_query(MARK_PLACED_ARRAYS, [self.tenant, self.trace_id, span_ids, task_ids])
+            await self.conn.execute_query(MARK_PLACED_ARRAYS, [self.tenant, self.trace_id, span_ids, task_ids, kept])
             return
-        rows = [(True, task_id, self.tenant, self.trace_id, span_id) for span_id, task_id in self.marks]
+        rows = [(True, body, task_id, self.tenant, self.trace_id, span_id)
+                for (span_id, task_id), body in zip(self.marks, kept)]
         await self.conn.execute_many(placeholders(self.conn, MARK_PLACED), rows)
 
     async def _last_turns(self, db: Pipeline) -> dict[uuid.UUID, int]:

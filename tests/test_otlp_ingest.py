@@ -325,6 +325,25 @@ async def test_a_model_call_inside_a_tool_span_is_made_by_that_tool_and_is_not_a
     assert (await shop.verify(task["id"]))["intact"] is True
 
 
+async def test_a_model_call_that_comes_after_its_tool_span_was_placed_is_still_that_tools(client):
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root = agent(t, "Estimator")
+    parts = tool(t, root.span_id, "PartsFor")
+    inside = chat(t, parts.span_id, "Small", **{"agentlog.cost_micros": 30})
+
+    await post(shop, export(parts, root))
+    response = await post(shop, export(inside))
+
+    assert response.status_code == 200
+    [task] = await roots(shop)
+    read = await shop.read(task["id"], shop.noor, "turns calls { model byTool turn }")
+    assert [(c["model"], c["byTool"], c["turn"]) for c in read["calls"]] == [("Small", "PartsFor", None)]
+    assert read["turns"] == 0
+    assert (await shop.verify(task["id"]))["intact"] is True
+
+
 async def test_an_export_that_cannot_be_placed_is_kept_and_placed_by_the_sweep(client, monkeypatch):
     shop = Shop(client)
     await shop.setup()
