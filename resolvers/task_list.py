@@ -7,6 +7,7 @@ with the number of tasks they asked for. Cursors are bound to the tenant, order 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -218,8 +219,15 @@ def decode_cursor(cursor: str, bound: str) -> tuple[datetime | None, uuid.UUID]:
 
 
 async def list_tasks(
-    access: Access, flt: TaskFilter, first: int, after: str | None, order: TaskOrder = TaskOrder.STARTED_AT_DESC
+    access: Access,
+    flt: TaskFilter,
+    first: int,
+    after: str | None,
+    order: TaskOrder = TaskOrder.STARTED_AT_DESC,
+    counted: bool = False,
 ) -> TaskPage:
+    """A page of tasks and how to count them all. When the count is `counted` for sure, it is read beside
+    the page, on a connection of its own where the database has more than one."""
     check(flt, first)
     await refuse_unreadable_filters(access, flt)
     caller = await caller_of(access)
@@ -231,11 +239,6 @@ async def list_tasks(
 
     if caller is None:
         return TaskPage([], False, cursor, _zero)
-    q = Statement()
-    where = conditions(q, caller, flt, paged=True)
-    if position is not None:
-        where += f" AND {_past(q, order, *position)}"
-    rows = await read_tasks(q, where, f"{ORDER_SQL[order]} LIMIT {q.param(first + 1)}")
 
     async def total() -> int:
         counting = Statement()
@@ -246,7 +249,18 @@ async def list_tasks(
         [(n,)] = await counting.rows(sql)
         return int(n)
 
-    return TaskPage(rows[:first], len(rows) > first, cursor, total)
+    q = Statement()
+    where = conditions(q, caller, flt, paged=True)
+    if position is not None:
+        where += f" AND {_past(q, order, *position)}"
+    count = asyncio.ensure_future(total()) if counted else None
+    try:
+        rows = await read_tasks(q, where, f"{ORDER_SQL[order]} LIMIT {q.param(first + 1)}")
+    except BaseException:
+        if count is not None:
+            count.cancel()
+        raise
+    return TaskPage(rows[:first], len(rows) > first, cursor, total if count is None else lambda: count)
 
 
 def _search_of_all(caller: Caller, flt: TaskFilter) -> bool:

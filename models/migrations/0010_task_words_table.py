@@ -2,9 +2,10 @@
 
 Counting a search that matches many tasks tests the words of each match; in `agent_task` those sit in
 wide rows, and the planner would rather read the whole table than visit a quarter of its pages. In
-`task_words` (task id, tenant, words) the GIN index's matches are counted over a few small pages. A
-trigger keeps the table in the transaction of every write and erasure, as the generated column was kept;
-a task's row goes with it. SQLite keeps its FTS5 tables of migration 0006, which are narrow already.
+`task_words` (task id, tenant, words) the GIN index's matches are counted over a few small pages; the
+words are kept without positions, which a search of plain words never reads. A trigger keeps the table
+in the transaction of every write and erasure, as the generated column was kept; a task's row goes with
+it. SQLite keeps its FTS5 tables of migration 0006, which are narrow already.
 """
 
 from importlib import import_module
@@ -14,12 +15,12 @@ from tortoise.migrations import operations as ops
 
 search = import_module("models.migrations.0006_task_filters_and_search")
 
-KEEP = f"to_tsvector('simple', {search.NEW_WORDS})"
+KEEP = f"strip(to_tsvector('simple', {search.NEW_WORDS}))"
 
 POSTGRES = [
     "CREATE TABLE IF NOT EXISTS task_words (task_id UUID PRIMARY KEY REFERENCES agent_task (id) ON DELETE CASCADE, "
     "tenant VARCHAR(200) NOT NULL, words TSVECTOR NOT NULL)",
-    f"INSERT INTO task_words (task_id, tenant, words) SELECT id, tenant, to_tsvector('simple', {search.WORDS}) "
+    f"INSERT INTO task_words (task_id, tenant, words) SELECT id, tenant, strip(to_tsvector('simple', {search.WORDS})) "
     "FROM agent_task ON CONFLICT (task_id) DO NOTHING",
     "CREATE INDEX IF NOT EXISTS task_words_words ON task_words USING GIN (words)",
     f"""CREATE OR REPLACE FUNCTION task_words_keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
