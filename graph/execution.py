@@ -41,6 +41,7 @@ from graphql import (
     GraphQLBoolean,
     GraphQLEnumType,
     GraphQLID,
+    GraphQLInt,
     GraphQLString,
     GraphQLList,
     GraphQLObjectType,
@@ -112,16 +113,20 @@ def _find_leaf(parent_type: GraphQLObjectType, name: str) -> Leaf | None:
     return Leaf(definition.python_name, _coercer(inner), nullable, UNCHANGED.get(inner.name))
 
 
+INT_LOW, INT_HIGH = -(2**31), 2**31 - 1
 UNCHANGED: dict[str, type] = {GraphQLString.name: str, GraphQLID.name: str, GraphQLBoolean.name: bool}
 
 
 def _coercer(leaf_type: Any) -> Callable[[Any], Any]:
     """The type's coercion; for an enum of Python members, a lookup of the name each member coerces to.
 
-    Members are singletons, so they are looked up by identity: an enum's Python-level hash is slow.
+    Members are singletons, so they are looked up by identity: an enum's Python-level hash is slow. An Int
+    already a 32-bit int is answered as it is; any other value goes through graphql-core's coercion.
     """
     members = getattr(leaf_type, "wrapped_cls", None)
     coerce = leaf_type.coerce_output_value
+    if leaf_type is GraphQLInt:
+        return lambda value: value if type(value) is int and INT_LOW <= value <= INT_HIGH else coerce(value)
     if not isinstance(leaf_type, GraphQLEnumType) or members is None:
         return coerce
     names = {id(member): coerce(member) for member in members}
@@ -376,6 +381,10 @@ class TreeExecution(StrawberryGraphQLCoreExecutionContext):
 
 def _complete_flat(plan: Plan, items: Sequence[Any]) -> list[dict[str, Any]] | None:
     """Each item's fields read and coerced in one loop; None when any needs the ordinary path."""
+    if isinstance(items, Views):
+        by_row = _complete_rows(plan, items)
+        if by_row is not None:
+            return by_row
     fields = [(name, leaf.attribute, leaf.coerce, leaf.nullable, leaf.same) for name, leaf in plan]  # type: ignore[union-attr]
     out = []
     try:
@@ -385,6 +394,43 @@ def _complete_flat(plan: Plan, items: Sequence[Any]) -> list[dict[str, Any]] | N
             completed = {}
             for name, attribute, coerce, nullable, same in fields:
                 value = getattr(item, attribute)
+                if value is None:
+                    if not nullable:
+                        return None
+                elif type(value) is not same:
+                    value = coerce(value)
+                    if value is None or value is Undefined:
+                        return None
+                completed[name] = value
+            out.append(completed)
+    except Exception:
+        return None
+    return out
+
+
+def _complete_rows(plan: Plan, views: Views) -> list[dict[str, Any]] | None:
+    """Lazy views answered from their rows, without making them: each field read by the view's own row
+    reader where the caller's groups allow it, null elsewhere, as the view's property would read it. None
+    when a field needs the view itself, or when any value needs the ordinary path."""
+    readers = getattr(views.make, "row_readers", None)
+    if readers is None or any(leaf.attribute not in readers for _, leaf in plan):  # type: ignore[union-attr]
+        return None
+    fields = [
+        (name, leaf.attribute, readers[leaf.attribute], leaf.coerce, leaf.nullable, leaf.same)  # type: ignore[union-attr]
+        for name, leaf in plan
+    ]
+    readable, groups_of = views.make.readable_names, views.groups
+    seen: Any = None
+    names: frozenset[str] = frozenset()
+    out = []
+    try:
+        for row in views.rows:
+            groups = groups_of(row)
+            if groups is not seen:
+                seen, names = groups, readable(groups)
+            completed = {}
+            for name, attribute, read, coerce, nullable, same in fields:
+                value = read(row) if attribute in names else None
                 if value is None:
                     if not nullable:
                         return None
