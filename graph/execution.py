@@ -413,12 +413,13 @@ def _complete_rows(plan: Plan, views: Views) -> list[dict[str, Any]] | None:
     reader where the caller's groups allow it, null elsewhere, as the view's property would read it. None
     when a field needs the view itself, or when any value needs the ordinary path."""
     readers = getattr(views.make, "row_readers", None)
-    if readers is None or any(leaf.attribute not in readers for _, leaf in plan):  # type: ignore[union-attr]
+    if readers is None:
         return None
-    fields = [
-        (name, leaf.attribute, readers[leaf.attribute], leaf.coerce, leaf.nullable, leaf.same)  # type: ignore[union-attr]
-        for name, leaf in plan
-    ]
+    fields = []
+    for name, leaf in plan:
+        if leaf is None or leaf.attribute not in readers:
+            return None
+        fields.append((name, leaf.attribute, readers[leaf.attribute], leaf.coerce, leaf.nullable, leaf.same))
     readable, groups_of = views.make.readable_names, views.groups
     seen: Any = None
     names: frozenset[str] = frozenset()

@@ -30,7 +30,10 @@ def _of_row(source: str, read: Reader) -> Reader:
 
 
 def lazy_view(
-    cls: type[T], source: str, readers: Mapping[str, Reader] | None = None, row_readers: Mapping[str, Reader] | None = None
+    cls: type[T],
+    source: str,
+    readers: Mapping[str, Reader] | None = None,
+    row_readers: Mapping[str, Reader] | None = None,
 ) -> Callable[[Any, frozenset], T]:
     """A subclass of `cls` made from (row, groups), whose row is kept as `source`.
 

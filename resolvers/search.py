@@ -57,7 +57,8 @@ def _sentences(q: Statement, tenant: str, text: str) -> str:
     """The ids of the tasks with a line whose sentence holds every word of `text` (on SQLite, of any tenant)."""
     if q.postgres:
         return f"SELECT task_id FROM trace_event WHERE tenant = {q.param(tenant)} AND search_words @@ {_query(q, text)}"
-    return f"SELECT task_id FROM trace_event WHERE id IN (SELECT rowid FROM line_words WHERE line_words MATCH {_query(q, text)})"
+    lines = f"SELECT rowid FROM line_words WHERE line_words MATCH {_query(q, text)}"
+    return f"SELECT task_id FROM trace_event WHERE id IN ({lines})"
 
 
 def matches(q: Statement, scope: Scope, text: str, asked_by: Callable[[], str], paged: bool = False) -> str:

@@ -265,7 +265,8 @@ async def list_tasks(
 
 def _search_of_all(caller: Caller, flt: TaskFilter) -> bool:
     """A search and nothing else, by a caller who reads words and sentences on every task of the tenant."""
-    return flt.search is not None and flt == TaskFilter(search=flt.search) and caller.asker is None and caller.words == "all"
+    alone = flt.search is not None and flt == TaskFilter(search=flt.search)
+    return alone and caller.asker is None and caller.words == "all"
 
 
 async def _zero() -> int:
