@@ -134,6 +134,8 @@ def _coercer(leaf_type: Any) -> Callable[[Any], Any]:
 
 
 Plan = list[tuple[str, Leaf | None]]
+Flat = list[tuple[str, str, Any, bool, Any, Any]]
+"""Per field: its name, attribute, coercion, nullability, unchanged type, and the leaves of a nested object."""
 
 
 def direct_resolvers(schema: strawberry.Schema) -> strawberry.Schema:
@@ -214,6 +216,7 @@ class TreeExecution(StrawberryGraphQLCoreExecutionContext):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._plans: dict[int, tuple[GroupedFieldSet, Plan]] = {}
+        self._flats: dict[int, tuple[GroupedFieldSet, Flat | None]] = {}
         self._middleware = bool(self.middleware_manager and self.middleware_manager.middlewares)
 
     def _plan(self, parent_type: GraphQLObjectType, fields: GroupedFieldSet) -> Plan:
@@ -311,13 +314,53 @@ class TreeExecution(StrawberryGraphQLCoreExecutionContext):
             return super().complete_list_value(return_type, field_details_list, info, path, result, position_context)
         grouped, _, *_ = self.collect_subfields(item_type, field_details_list)
         plan = self._plan(item_type, grouped)
-        if all(leaf is not None for _, leaf in plan):
-            completed = _complete_flat(plan, result)
+        flat = self._flat(item_type, grouped)
+        if flat is not None:
+            completed = _complete_flat(plan, flat, result)
             if completed is not None:
                 return completed
         return self._complete_objects(
             return_type.of_type, item_type, field_details_list, info, path, result, position_context
         )
+
+    def _flat(self, parent_type: GraphQLObjectType, grouped: GroupedFieldSet) -> Flat | None:
+        """How each object of a list is completed in one loop: per field its leaf, or, for a plain field of
+        object type whose own fields asked are all plain leaves, those leaves. None when a field needs more."""
+        found = self._flats.get(id(grouped))
+        if found is None:
+            found = self._flats[id(grouped)] = (grouped, self._flat_of(parent_type, grouped))
+        return found[1]
+
+    def _flat_of(self, parent_type: GraphQLObjectType, grouped: GroupedFieldSet) -> Flat | None:
+        fields: Flat = []
+        for name, leaf in self._plan(parent_type, grouped):
+            if leaf is not None:
+                fields.append((name, leaf.attribute, leaf.coerce, leaf.nullable, leaf.same, None))
+                continue
+            nested = self._nested(parent_type, grouped[name])
+            if nested is None:
+                return None
+            fields.append((name, *nested))
+        return fields
+
+    def _nested(self, parent_type: GraphQLObjectType, details: FieldDetailsList) -> tuple | None:
+        """(attribute, None, nullable, None, its leaves) for a plain field of object type asking only plain leaves."""
+        field = parent_type.fields.get(details[0].node.name.value)
+        definition = (field.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF) if field else None
+        if field is None or field.args or definition is None or not definition.is_basic_field:
+            return None
+        nullable = not is_non_null_type(field.type)
+        inner = field.type if nullable else field.type.of_type
+        if not is_object_type(inner) or inner.is_type_of is not None:
+            return None
+        grouped, defers, *_ = self.collect_subfields(inner, details)
+        if defers:
+            return None
+        plan = self._plan(inner, grouped)
+        if any(leaf is None for _, leaf in plan):
+            return None
+        leaves = [(name, leaf.attribute, leaf.coerce, leaf.nullable, leaf.same, None) for name, leaf in plan]
+        return definition.python_name, None, nullable, None, leaves
 
     def _object_items(
         self, return_type: GraphQLList[GraphQLOutputType], field_details_list: FieldDetailsList, path: Path, result: Any
@@ -379,33 +422,43 @@ class TreeExecution(StrawberryGraphQLCoreExecutionContext):
         return get_completed()
 
 
-def _complete_flat(plan: Plan, items: Sequence[Any]) -> list[dict[str, Any]] | None:
+def _complete_flat(plan: Plan, flat: Flat, items: Sequence[Any]) -> list[dict[str, Any]] | None:
     """Each item's fields read and coerced in one loop; None when any needs the ordinary path."""
-    if isinstance(items, Views):
+    if isinstance(items, Views) and all(nested is None for *_, nested in flat):
         by_row = _complete_rows(plan, items)
         if by_row is not None:
             return by_row
-    fields = [(name, leaf.attribute, leaf.coerce, leaf.nullable, leaf.same) for name, leaf in plan]  # type: ignore[union-attr]
     out = []
     try:
         for item in items:
-            if item is None:
+            completed = _complete_one(flat, item)
+            if completed is None:
                 return None
-            completed = {}
-            for name, attribute, coerce, nullable, same in fields:
-                value = getattr(item, attribute)
-                if value is None:
-                    if not nullable:
-                        return None
-                elif type(value) is not same:
-                    value = coerce(value)
-                    if value is None or value is Undefined:
-                        return None
-                completed[name] = value
             out.append(completed)
     except Exception:
         return None
     return out
+
+
+def _complete_one(flat: Flat, item: Any) -> dict[str, Any] | None:
+    if item is None:
+        return None
+    completed = {}
+    for name, attribute, coerce, nullable, same, nested in flat:
+        value = getattr(item, attribute)
+        if value is None:
+            if not nullable:
+                return None
+        elif nested is not None:
+            value = _complete_one(nested, value)
+            if value is None:
+                return None
+        elif type(value) is not same:
+            value = coerce(value)
+            if value is None or value is Undefined:
+                return None
+        completed[name] = value
+    return completed
 
 
 def _complete_rows(plan: Plan, views: Views) -> list[dict[str, Any]] | None:
