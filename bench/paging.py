@@ -6,7 +6,8 @@ A fresh database gets `--tasks` tasks (trees of 100, ten lines and three meter r
 task in all) with varied entity types, workflow runs, models and `about` words, and one more tree whose
 chain is `--record-lines` long. Each GraphQL request goes through the ASGI app in this process; the
 statements its ORM connection sent are kept and then run again, in order, with asyncpg on a connection of
-its own: that is the baseline, the same SQL without agentlog around it. Timings alternate between the two;
+its own: that is the baseline, the same SQL without agentlog around it, one statement after another (agentlog
+sends a page's totalCount beside the page, on a second connection). Timings alternate between the two;
 the figures are medians with the spread (min to max) beside them. Memory is measured in a fresh process
 paging through the long record with `first: 5000`, as the verify memory figure is: peak RSS added.
 """

@@ -68,7 +68,8 @@ The indexes at work:
 | `idx_agent_task_tenant_…` (three more) | `(tenant, entity_type \| entity_id \| workflow_run, started_at, id)` (migration 0006) | the `entityType`, `entityId` and `workflowRun` filters |
 | `idx_llm_call_tenant_…` | `(tenant, model, task_id)` (migration 0006) | the `model` filter: the tasks with a meter row of that model, from the index alone |
 | `agent_task_ended` | `(tenant, ended_at DESC NULLS LAST, id DESC)` (migration 0006) | `orderBy: ENDED_AT_DESC` |
-| `agent_task_search_words`, `trace_event_search_words` | GIN over generated `tsvector` columns (migration 0006) | `search`: about, trigger and outcome; line sentences |
+| `task_words_words` | GIN over `task_words.words`, a task's about, trigger and outcome without positions, in a narrow table kept by a trigger (migration 0011) | `search` on a task's words: probed by task id as a page walks its order, and counted from this table alone for a search by a reader of the whole tenant |
+| `trace_event_search_words` | GIN over a generated `tsvector` column (migration 0006) | `search` on line sentences |
 | `(root_id, seq)` unique on `trace_event` | | `record(first, after)`: one range of the chain |
 
 Pages are asked with `first: 4` so that the second page exists for every filter; the keyset
@@ -76,7 +77,8 @@ condition `(started_at < $t OR (started_at = $t AND id < $id))` bounds the index
 later page costs what the first does. `statusIn` and `agentIn` are served by the same indexes as
 `status` and `agent`; `STARTED_AT_ASC` by `(tenant, started_at, id)` read forwards. The data below
 is varied after it is stored: entity types, ids, workflow runs, a second model on some meter rows,
-and a few words of `about`.
+and a few words of `about`. When a `tasks` read asks for `totalCount`, the count is sent beside the
+page on a second connection, so it may come first below.
 """
 
 COLLATION = """

@@ -6,10 +6,12 @@ liveness at /healthz, readiness at /readyz, metrics at /metrics; every route beh
 from __future__ import annotations
 
 import gc
+import json
 import logging
 from contextlib import asynccontextmanager
 from typing import Any
 
+import orjson
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -42,6 +44,14 @@ log = logging.getLogger("agentlog")
 class AgentlogGraphQL(JSONErrorsView, GraphQL):
     async def render_graphql_ide(self, request: Any) -> HTMLResponse:
         return inspector.GRAPHIQL.response()
+
+    def encode_json(self, data: object) -> bytes | str:
+        """An answer as compact JSON in UTF-8: orjson is several times faster than `json` on a page of
+        thousands of lines; `json` takes what orjson refuses (integers past 64 bits, lone surrogates)."""
+        try:
+            return orjson.dumps(data)
+        except orjson.JSONEncodeError:
+            return json.dumps(data, separators=(",", ":"))
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
         if isinstance(request, WebSocket):

@@ -1,7 +1,8 @@
 """The executor: graphql-core's, with four shortcuts that matter when one request answers a whole tree.
 
-- A resolver that takes only `self` and `info` (no arguments, no field extensions) is called straight,
-  without strawberry's per-call argument conversion and extension chain.
+- A resolver that takes `self`, `info` and arguments of plain types (no field extensions) is called
+  straight, its arguments converted by converters made once (graph/arguments.py), without strawberry's
+  per-call argument conversion and extension chain.
 - A resolver's coroutine is started at once. When what it awaits is already in the request's loaders it
   finishes without suspending, and its field completes on the spot instead of as one more task.
 - A plain field (no resolver, no arguments) of a scalar or enum type is read with `getattr` and coerced
@@ -41,6 +42,7 @@ from graphql import (
     GraphQLBoolean,
     GraphQLEnumType,
     GraphQLID,
+    GraphQLInt,
     GraphQLString,
     GraphQLList,
     GraphQLObjectType,
@@ -56,6 +58,7 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 
 import strawberry
+from graph.arguments import Arguments, arguments_of
 from graph.lazy import Views
 
 SLOW = object()
@@ -112,16 +115,20 @@ def _find_leaf(parent_type: GraphQLObjectType, name: str) -> Leaf | None:
     return Leaf(definition.python_name, _coercer(inner), nullable, UNCHANGED.get(inner.name))
 
 
+INT_LOW, INT_HIGH = -(2**31), 2**31 - 1
 UNCHANGED: dict[str, type] = {GraphQLString.name: str, GraphQLID.name: str, GraphQLBoolean.name: bool}
 
 
 def _coercer(leaf_type: Any) -> Callable[[Any], Any]:
     """The type's coercion; for an enum of Python members, a lookup of the name each member coerces to.
 
-    Members are singletons, so they are looked up by identity: an enum's Python-level hash is slow.
+    Members are singletons, so they are looked up by identity: an enum's Python-level hash is slow. An Int
+    already a 32-bit int is answered as it is; any other value goes through graphql-core's coercion.
     """
     members = getattr(leaf_type, "wrapped_cls", None)
     coerce = leaf_type.coerce_output_value
+    if leaf_type is GraphQLInt:
+        return lambda value: value if type(value) is int and INT_LOW <= value <= INT_HIGH else coerce(value)
     if not isinstance(leaf_type, GraphQLEnumType) or members is None:
         return coerce
     names = {id(member): coerce(member) for member in members}
@@ -129,42 +136,56 @@ def _coercer(leaf_type: Any) -> Callable[[Any], Any]:
 
 
 Plan = list[tuple[str, Leaf | None]]
+Flat = list[tuple[str, str, Any, bool, Any, Any]]
+"""Per field: its name, attribute, coercion, nullability, unchanged type, and the leaves of a nested object."""
 
 
 def direct_resolvers(schema: strawberry.Schema) -> strawberry.Schema:
-    """Points every field whose resolver takes only `self` and `info` straight at that resolver."""
+    """Points every field whose resolver takes `self`, `info` and arguments of types graph/arguments.py
+    converts straight at that resolver, its arguments converted as strawberry would."""
     info_class = schema.config.info_class
     for graphql_type in schema._schema.type_map.values():
         if not isinstance(graphql_type, GraphQLObjectType) or graphql_type is schema._schema.subscription_type:
             continue
         for field in graphql_type.fields.values():
             definition = (field.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
-            if _takes_self_and_info(definition) and not field.args:
-                field.resolve = _direct(definition, info_class)
+            if not _takes_self_info_and_arguments(definition):
+                continue
+            converters = arguments_of(definition, schema)
+            if converters is not None:
+                field.resolve = _direct(definition, info_class, converters)
     return schema
 
 
-def _takes_self_and_info(definition: Any) -> bool:
+def _takes_self_info_and_arguments(definition: Any) -> bool:
     resolver = getattr(definition, "base_resolver", None)
-    if resolver is None or definition.extensions or resolver.arguments:
+    if resolver is None or definition.extensions:
         return False
     return (
         resolver.self_parameter is not None
         and resolver.info_parameter is not None
         and resolver.root_parameter is None
         and resolver.parent_parameter is None
-        and len(resolver.signature.parameters) == 2
+        and len(resolver.signature.parameters) == 2 + len(resolver.arguments)
     )
 
 
-def _direct(definition: Any, info_class: type) -> Callable[..., Any]:
+def _direct(definition: Any, info_class: type, converters: Arguments) -> Callable[..., Any]:
     method = definition.base_resolver.wrapped_func
     name = definition.base_resolver.info_parameter.name
 
-    def resolve(source: Any, info: Any) -> Any:
-        return method(source, **{name: info_class(_raw_info=info, _field=definition)})
+    if not converters:
+        def resolve(source: Any, info: Any) -> Any:
+            return method(source, **{name: info_class(_raw_info=info, _field=definition)})
 
-    return resolve
+        return resolve
+
+    def resolve_with(source: Any, info: Any, **args: Any) -> Any:
+        kwargs = {python: convert(args[graphql]) for graphql, python, convert in converters if graphql in args}
+        kwargs[name] = info_class(_raw_info=info, _field=definition)
+        return method(source, **kwargs)
+
+    return resolve_with
 
 
 class Resumed:
@@ -209,6 +230,7 @@ class TreeExecution(StrawberryGraphQLCoreExecutionContext):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._plans: dict[int, tuple[GroupedFieldSet, Plan]] = {}
+        self._flats: dict[int, tuple[GroupedFieldSet, Flat | None]] = {}
         self._middleware = bool(self.middleware_manager and self.middleware_manager.middlewares)
 
     def _plan(self, parent_type: GraphQLObjectType, fields: GroupedFieldSet) -> Plan:
@@ -306,13 +328,53 @@ class TreeExecution(StrawberryGraphQLCoreExecutionContext):
             return super().complete_list_value(return_type, field_details_list, info, path, result, position_context)
         grouped, _, *_ = self.collect_subfields(item_type, field_details_list)
         plan = self._plan(item_type, grouped)
-        if all(leaf is not None for _, leaf in plan):
-            completed = _complete_flat(plan, result)
+        flat = self._flat(item_type, grouped)
+        if flat is not None:
+            completed = _complete_flat(plan, flat, result)
             if completed is not None:
                 return completed
         return self._complete_objects(
             return_type.of_type, item_type, field_details_list, info, path, result, position_context
         )
+
+    def _flat(self, parent_type: GraphQLObjectType, grouped: GroupedFieldSet) -> Flat | None:
+        """How each object of a list is completed in one loop: per field its leaf, or, for a plain field of
+        object type whose own fields asked are all plain leaves, those leaves. None when a field needs more."""
+        found = self._flats.get(id(grouped))
+        if found is None:
+            found = self._flats[id(grouped)] = (grouped, self._flat_of(parent_type, grouped))
+        return found[1]
+
+    def _flat_of(self, parent_type: GraphQLObjectType, grouped: GroupedFieldSet) -> Flat | None:
+        fields: Flat = []
+        for name, leaf in self._plan(parent_type, grouped):
+            if leaf is not None:
+                fields.append((name, leaf.attribute, leaf.coerce, leaf.nullable, leaf.same, None))
+                continue
+            nested = self._nested(parent_type, grouped[name])
+            if nested is None:
+                return None
+            fields.append((name, *nested))
+        return fields
+
+    def _nested(self, parent_type: GraphQLObjectType, details: FieldDetailsList) -> tuple | None:
+        """(attribute, None, nullable, None, its leaves) for a plain field of object type asking only plain leaves."""
+        field = parent_type.fields.get(details[0].node.name.value)
+        definition = (field.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF) if field else None
+        if field is None or field.args or definition is None or not definition.is_basic_field:
+            return None
+        nullable = not is_non_null_type(field.type)
+        inner = field.type if nullable else field.type.of_type
+        if not is_object_type(inner) or inner.is_type_of is not None:
+            return None
+        grouped, defers, *_ = self.collect_subfields(inner, details)
+        if defers:
+            return None
+        plan = self._plan(inner, grouped)
+        if any(leaf is None for _, leaf in plan):
+            return None
+        leaves = [(name, leaf.attribute, leaf.coerce, leaf.nullable, leaf.same, None) for name, leaf in plan]
+        return definition.python_name, None, nullable, None, leaves
 
     def _object_items(
         self, return_type: GraphQLList[GraphQLOutputType], field_details_list: FieldDetailsList, path: Path, result: Any
@@ -374,17 +436,69 @@ class TreeExecution(StrawberryGraphQLCoreExecutionContext):
         return get_completed()
 
 
-def _complete_flat(plan: Plan, items: Sequence[Any]) -> list[dict[str, Any]] | None:
+def _complete_flat(plan: Plan, flat: Flat, items: Sequence[Any]) -> list[dict[str, Any]] | None:
     """Each item's fields read and coerced in one loop; None when any needs the ordinary path."""
-    fields = [(name, leaf.attribute, leaf.coerce, leaf.nullable, leaf.same) for name, leaf in plan]  # type: ignore[union-attr]
+    if isinstance(items, Views) and all(nested is None for *_, nested in flat):
+        by_row = _complete_rows(plan, items)
+        if by_row is not None:
+            return by_row
     out = []
     try:
         for item in items:
-            if item is None:
+            completed = _complete_one(flat, item)
+            if completed is None:
                 return None
+            out.append(completed)
+    except Exception:
+        return None
+    return out
+
+
+def _complete_one(flat: Flat, item: Any) -> dict[str, Any] | None:
+    if item is None:
+        return None
+    completed = {}
+    for name, attribute, coerce, nullable, same, nested in flat:
+        value = getattr(item, attribute)
+        if value is None:
+            if not nullable:
+                return None
+        elif nested is not None:
+            value = _complete_one(nested, value)
+            if value is None:
+                return None
+        elif type(value) is not same:
+            value = coerce(value)
+            if value is None or value is Undefined:
+                return None
+        completed[name] = value
+    return completed
+
+
+def _complete_rows(plan: Plan, views: Views) -> list[dict[str, Any]] | None:
+    """Lazy views answered from their rows, without making them: each field read by the view's own row
+    reader where the caller's groups allow it, null elsewhere, as the view's property would read it. None
+    when a field needs the view itself, or when any value needs the ordinary path."""
+    readers = getattr(views.make, "row_readers", None)
+    if readers is None:
+        return None
+    fields = []
+    for name, leaf in plan:
+        if leaf is None or leaf.attribute not in readers:
+            return None
+        fields.append((name, leaf.attribute, readers[leaf.attribute], leaf.coerce, leaf.nullable, leaf.same))
+    readable, groups_of = views.make.readable_names, views.groups
+    seen: Any = None
+    names: frozenset[str] = frozenset()
+    out = []
+    try:
+        for row in views.rows:
+            groups = groups_of(row)
+            if groups is not seen:
+                seen, names = groups, readable(groups)
             completed = {}
-            for name, attribute, coerce, nullable, same in fields:
-                value = getattr(item, attribute)
+            for name, attribute, read, coerce, nullable, same in fields:
+                value = read(row) if attribute in names else None
                 if value is None:
                     if not nullable:
                         return None

@@ -24,22 +24,43 @@ def _guarded(name: str, read: Reader) -> property:
     return property(lambda view: read(view) if name in view.readable else None)
 
 
-def lazy_view(cls: type[T], source: str, readers: Mapping[str, Reader] | None = None) -> Callable[[Any, frozenset], T]:
+def _of_row(source: str, read: Reader) -> Reader:
+    row = attrgetter(source)
+    return lambda view: read(row(view))
+
+
+def lazy_view(
+    cls: type[T],
+    source: str,
+    readers: Mapping[str, Reader] | None = None,
+    row_readers: Mapping[str, Reader] | None = None,
+) -> Callable[[Any, frozenset], T]:
     """A subclass of `cls` made from (row, groups), whose row is kept as `source`.
 
-    Each plain field is read through `readers[name](view)` when given, else as the row's attribute of
-    the same name. `readable` holds the names of the fields the caller's groups allow, worked out once
-    per distinct set of groups.
+    Each plain field is read through `readers[name](view)` when given, through `row_readers[name](row)`
+    when given, else as the row's attribute of the same name. `readable` holds the names of the fields the
+    caller's groups allow, worked out once per distinct set of groups. The class keeps, as `row_readers`,
+    how each field not needing the view is read from the row alone, and `readable_names(groups)`, so that a
+    list of views can be answered from its rows without making them (graph/execution.py).
     """
     readers = readers or {}
     namespace: dict[str, Any] = {}
     groups_of_field: dict[str, Any] = {}
+    by_row: dict[str, Reader] = {}
     for field in cls.__strawberry_definition__.fields:  # type: ignore[attr-defined]
         if field.base_resolver is not None or is_private(field.type):
             continue
         name = field.python_name
         groups_of_field[name] = group_of(field)
-        namespace[name] = _guarded(name, readers.get(name) or attrgetter(f"{source}.{name}"))
+        if name in readers:
+            namespace[name] = _guarded(name, readers[name])
+            continue
+        if row_readers and name in row_readers:
+            by_row[name] = row_readers[name]
+            namespace[name] = _guarded(name, _of_row(source, row_readers[name]))
+        else:
+            by_row[name] = attrgetter(name)
+            namespace[name] = _guarded(name, attrgetter(f"{source}.{name}"))
     readable_by_groups: dict[frozenset, frozenset[str]] = {}
 
     def readable(groups: frozenset) -> frozenset[str]:
@@ -55,6 +76,8 @@ def lazy_view(cls: type[T], source: str, readers: Mapping[str, Reader] | None = 
         self.readable = readable(groups)
 
     namespace["__init__"] = __init__
+    namespace["row_readers"] = by_row
+    namespace["readable_names"] = staticmethod(readable)
     namespace["__doc__"] = f"A {cls.__name__} that reads its fields from its row when asked."
     return type(f"Lazy{cls.__name__}", (cls,), namespace)
 

@@ -36,7 +36,10 @@ class Query:
         order_by: TaskOrder = TaskOrder.STARTED_AT_DESC,
     ) -> AgentTaskConnection:
         flt = task_list.plain_filter(plain(filter) or {})
-        page = await task_list.list_tasks(info.context.access, flt, first, after, task_list.TaskOrder(order_by))
+        counted = any(getattr(s, "name", None) == "totalCount" for f in info.selected_fields for s in f.selections)
+        page = await task_list.list_tasks(
+            info.context.access, flt, first, after, task_list.TaskOrder(order_by), counted=counted
+        )
         rows, more = page.rows, page.more
         plan = TaskPlan.of_connection(s for f in info.selected_fields for s in f.selections)
         views = {v.row.id: v for v in await task_views(info, rows, plan)}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tortoise import Tortoise
+from tortoise.backends.base.config_generator import expand_db_url
 from tortoise.connection import get_connection
 from tortoise.migrations.executor import MigrationExecutor
 
@@ -44,9 +45,24 @@ def sqlite_file(url: str) -> Path | None:
     return Path(url[len("sqlite://"):].split("?", 1)[0]).resolve()
 
 
+async def _nothing_to_reset(connection: Any) -> None:
+    """A pooled connection keeps no session state to undo: its locks are taken per transaction, nothing on it
+    LISTENs (the event listener has a connection of its own) and nothing SETs outside a transaction. asyncpg
+    still rolls back a transaction left open; skipping its reset query saves a round trip per statement."""
+
+
+def connection(url: str) -> str | dict[str, Any]:
+    """The default connection: on PostgreSQL a pool that hands connections back without resetting them."""
+    if not url.startswith(("postgres://", "asyncpg://")):
+        return url
+    config = expand_db_url(url)
+    config["credentials"]["reset"] = _nothing_to_reset
+    return config
+
+
 def tortoise_config(url: str) -> dict[str, Any]:
     return {
-        "connections": {"default": url},
+        "connections": {"default": connection(url)},
         "apps": {
             APP: {
                 "models": MODEL_MODULES,
@@ -92,8 +108,8 @@ async def migrate() -> None:
     """Brings the schema of an initialised connection up to the latest migration.
 
     Processes starting at once on one database take turns, and whoever comes second finds the migrations
-    applied: on PostgreSQL an advisory lock is held on one connection of the pool while they run on others;
-    on SQLite a lock file beside the database is held.
+    applied: on PostgreSQL a transaction on one connection of the pool holds an advisory lock while they run
+    on others; on SQLite a lock file beside the database is held.
     """
     client = get_connection("default")
     executor = MigrationExecutor(client, tortoise_config("")["apps"])
@@ -104,12 +120,9 @@ async def migrate() -> None:
         async with file_lock(f"{client.filename}.migrating"):
             await executor.migrate()
         return
-    async with client.acquire_connection() as held:
-        await held.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
-        try:
-            await executor.migrate()
-        finally:
-            await held.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)
+    async with client.acquire_connection() as held, held.transaction():
+        await held.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+        await executor.migrate()
 
 
 SWEEP_LOCK = 0x6167656E74737770
@@ -136,16 +149,13 @@ async def one_at_a_time(wait: bool = False) -> AsyncIterator[bool]:
             finally:
                 fcntl.flock(held, fcntl.LOCK_UN)
         return
-    async with client.acquire_connection() as held:
+    async with client.acquire_connection() as held, held.transaction():
         if wait:
-            await held.execute("SELECT pg_advisory_lock($1)", SWEEP_LOCK)
-        elif not await held.fetchval("SELECT pg_try_advisory_lock($1)", SWEEP_LOCK):
+            await held.execute("SELECT pg_advisory_xact_lock($1)", SWEEP_LOCK)
+        elif not await held.fetchval("SELECT pg_try_advisory_xact_lock($1)", SWEEP_LOCK):
             yield False
             return
-        try:
-            yield True
-        finally:
-            await held.execute("SELECT pg_advisory_unlock($1)", SWEEP_LOCK)
+        yield True
 
 
 async def open_database(url: str, create: bool = False) -> None:

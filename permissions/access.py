@@ -7,8 +7,8 @@ import uuid
 from collections.abc import Awaitable, Iterable
 from functools import lru_cache
 
-from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies
-from models.policies import CAPABILITIES
+from models import AgentHelp, AgentTask, RegisteredAgent
+from models.policies import CAPABILITIES, capability_roles
 from permissions.principal import Principal
 from permissions.table import CAPABILITY_READERS, HELP_OUTSIDE_WORK, READS, Group, Reader, groups_of
 
@@ -51,12 +51,10 @@ class Access:
             return frozenset()
         if p.kit:
             return frozenset({Reader.KIT})
-        policies = await TenantPolicies.filter(tenant=p.tenant).first()
-        if policies is None:
+        roles = await capability_roles(p.tenant)
+        if roles is None:
             return frozenset()
-        return frozenset(
-            CAPABILITY_READERS[cap] for cap in CAPABILITIES if p.roles & set(getattr(policies, cap) or [])
-        )
+        return frozenset(CAPABILITY_READERS[cap] for cap in CAPABILITIES if p.roles & set(roles[cap]))
 
     async def holds(self, reader: Reader) -> bool:
         return reader in await self.standing()

@@ -12,7 +12,9 @@ import uuid
 from collections import namedtuple
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from functools import lru_cache
+from functools import lru_cache, partial
+from itertools import groupby
+from operator import attrgetter
 from typing import Any, NamedTuple, TypeVar
 
 from tortoise.connection import get_connection
@@ -130,13 +132,7 @@ async def read(model: type[Model], row: type[R], statement: Statement, sql: str)
     make = tuple.__new__
     if not converters:
         return [make(row, record) for record in found]
-    out = []
-    for record in found:
-        values = list(record)
-        for i, convert in converters:
-            values[i] = convert(values[i])
-        out.append(make(row, values))
-    return out
+    return [make(row, _converted(record, converters)) for record in found]
 
 
 def select(columns: Sequence[str], table: str) -> str:
@@ -160,21 +156,25 @@ def line_row(columns: frozenset[str]) -> type:
 async def read_lines(
     statement: Statement, key: str, columns: Iterable[str], where: str, order: str
 ) -> dict[Any, list[Any]]:
-    """Lines holding the columns asked for (and `seq`), grouped by the `key` column, each group in `order`."""
-    row = line_row(frozenset(columns))
-    sql = f"{select((key, *row._fields), 'trace_event')} WHERE {where} ORDER BY {order}"
-    found = await statement.rows(sql)
-    converters = _converters(TraceEvent, (key, *row._fields), statement.postgres)
+    """Lines holding the columns asked for (and `seq` and `key`), grouped by the `key` column, each group in
+    `order`. Rows are made and grouped in C (map, groupby): a page of thousands of lines of one key is one run."""
+    row = line_row(frozenset({*columns, key}))
+    found = await statement.rows(f"{select(row._fields, 'trace_event')} WHERE {where} ORDER BY {order}")
+    converters = _converters(TraceEvent, row._fields, statement.postgres)
+    if converters:
+        found = [_converted(record, converters) for record in found]
     out: dict[Any, list[Any]] = {}
-    make = tuple.__new__
-    for record in found:
-        if converters:
-            values = list(record)
-            for i, convert in converters:
-                values[i] = convert(values[i])
-            record = values
-        group = out.get(record[0])
+    for value, run in groupby(map(partial(tuple.__new__, row), found), attrgetter(key)):
+        group = out.get(value)
         if group is None:
-            group = out[record[0]] = []
-        group.append(make(row, record[1:]))
+            out[value] = list(run)
+        else:
+            group.extend(run)
     return out
+
+
+def _converted(record: Sequence[Any], converters: list[tuple[int, Any]]) -> list[Any]:
+    values = list(record)
+    for i, convert in converters:
+        values[i] = convert(values[i])
+    return values

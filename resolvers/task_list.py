@@ -7,6 +7,7 @@ with the number of tasks they asked for. Cursors are bound to the tenant, order 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -135,7 +136,7 @@ async def refuse_unreadable_filters(access: Access, flt: TaskFilter) -> None:
             raise Forbidden(f"filter.{_camel(field)}: you may not read it on tasks, so you may not filter by it.")
 
 
-def conditions(q: Statement, caller: Caller, flt: TaskFilter) -> str:
+def conditions(q: Statement, caller: Caller, flt: TaskFilter, paged: bool = False) -> str:
     terms = [f"tenant = {q.param(caller.tenant)}"]
     if caller.asker is not None:
         terms.append(_asked_by(q, caller.tenant, caller.asker))
@@ -159,7 +160,7 @@ def conditions(q: Statement, caller: Caller, flt: TaskFilter) -> str:
             f"AND l.model = {q.param(flt.model)})"
         )
     if flt.search is not None:
-        terms.append(search.matches(q, caller, flt.search, lambda: _asked_by(q, caller.tenant, caller.sub)))
+        terms.append(search.matches(q, caller, flt.search, lambda: _asked_by(q, caller.tenant, caller.sub), paged))
     return " AND ".join(terms)
 
 
@@ -218,8 +219,15 @@ def decode_cursor(cursor: str, bound: str) -> tuple[datetime | None, uuid.UUID]:
 
 
 async def list_tasks(
-    access: Access, flt: TaskFilter, first: int, after: str | None, order: TaskOrder = TaskOrder.STARTED_AT_DESC
+    access: Access,
+    flt: TaskFilter,
+    first: int,
+    after: str | None,
+    order: TaskOrder = TaskOrder.STARTED_AT_DESC,
+    counted: bool = False,
 ) -> TaskPage:
+    """A page of tasks and how to count them all. When the count is `counted` for sure, it is read beside
+    the page, on a connection of its own where the database has more than one."""
     check(flt, first)
     await refuse_unreadable_filters(access, flt)
     caller = await caller_of(access)
@@ -231,18 +239,34 @@ async def list_tasks(
 
     if caller is None:
         return TaskPage([], False, cursor, _zero)
-    q = Statement()
-    where = conditions(q, caller, flt)
-    if position is not None:
-        where += f" AND {_past(q, order, *position)}"
-    rows = await read_tasks(q, where, f"{ORDER_SQL[order]} LIMIT {q.param(first + 1)}")
 
     async def total() -> int:
         counting = Statement()
-        [(n,)] = await counting.rows(f"SELECT COUNT(*) FROM agent_task WHERE {conditions(counting, caller, flt)}")
+        if counting.postgres and _search_of_all(caller, flt):
+            sql = search.count_all(counting, caller.tenant, flt.search)
+        else:
+            sql = f"SELECT COUNT(*) FROM agent_task WHERE {conditions(counting, caller, flt)}"
+        [(n,)] = await counting.rows(sql)
         return int(n)
 
-    return TaskPage(rows[:first], len(rows) > first, cursor, total)
+    q = Statement()
+    where = conditions(q, caller, flt, paged=True)
+    if position is not None:
+        where += f" AND {_past(q, order, *position)}"
+    count = asyncio.ensure_future(total()) if counted else None
+    try:
+        rows = await read_tasks(q, where, f"{ORDER_SQL[order]} LIMIT {q.param(first + 1)}")
+    except BaseException:
+        if count is not None:
+            count.cancel()
+        raise
+    return TaskPage(rows[:first], len(rows) > first, cursor, total if count is None else lambda: count)
+
+
+def _search_of_all(caller: Caller, flt: TaskFilter) -> bool:
+    """A search and nothing else, by a caller who reads words and sentences on every task of the tenant."""
+    alone = flt.search is not None and flt == TaskFilter(search=flt.search)
+    return alone and caller.asker is None and caller.words == "all"
 
 
 async def _zero() -> int:

@@ -134,6 +134,8 @@ HAND_WRITTEN = [
                          "given @skip(if: $yes) record { seq summary @skip(if: false) } } }"),
     ("filters", 'query { tasks(first: 10, filter: {status: DONE, rootsOnly: true}) { edges { cursor node { id '
                 'status } } pageInfo { hasNextPage endCursor } } }'),
+    ("edges of plain nodes", "query { tasks(first: 20) { totalCount edges { cursor node { id agent status startedAt "
+                             "endedAt about given limitMicros } } } }"),
     ("filter denied", 'query { tasks(filter: {requester: "mia"}) { edges { node { id } } } }'),
     ("too many", "query { tasks(first: 501) { edges { node { id } } } }"),
     ("paged", "query { first: tasks(first: 1) { edges { cursor } } rest: tasks(first: 2) { edges { node { id } } } }"),

@@ -39,6 +39,9 @@ async def shop(app) -> Shop:
         await shop.setup()
         root = await record_texts(shop, "root")
         sub = await record_texts(shop, "sub", parent=root, requester={"id": "sam", "name": "Sam"})
+        both = (await shop.start(about="Checked bothways", parent=root))["id"]
+        await shop.model_call(both, summary="Looked bothways again.")
+        await shop.end(both)
         await shop.end(sub, outcome=f"Done: {word('outcome', 'sub')}.")
         await shop.end(root, outcome=f"Done: {word('outcome', 'root')}.")
         shop.tasks = {"root": root, "sub": sub}
@@ -87,6 +90,25 @@ async def test_a_word_makes_a_task_match_only_for_a_reader_who_may_read_it_there
         should = expected(readers, text, name)
         assert ids == ({task} if should else set()), name
         assert total == (1 if should else 0)
+
+
+COUNTED = """query($f: TaskFilter!) { tasks(filter: $f, first: 500) { totalCount edges { node { id } } } }"""
+BESIDE = {"startedAfter": "2000-01-01T00:00:00Z"}
+
+
+@pytest.mark.parametrize("reader", READERS)
+async def test_a_search_alone_is_counted_as_beside_another_filter_and_as_its_pages_hold(shop, reader):
+    """A search alone, by a reader of every text of the tenant, is counted from the search indexes; beside
+    another filter, over the tasks. Each reader gets one count both ways, and it is what the page holds."""
+    _, token = READERS[reader]
+    texts = ["ticket", "looked parts", "bothways", "done", word("about", "root"), word("sentence", "sub")]
+
+    for text in texts:
+        alone = (await shop.client.ok(COUNTED, {"f": {"search": text}}, token(shop)))["tasks"]
+        beside = (await shop.client.ok(COUNTED, {"f": {"search": text, **BESIDE}}, token(shop)))["tasks"]
+
+        assert alone["totalCount"] == beside["totalCount"] == len(alone["edges"]), text
+        assert {e["node"]["id"] for e in alone["edges"]} == {e["node"]["id"] for e in beside["edges"]}, text
 
 
 async def test_the_matrix_above_is_not_empty_on_either_side():
