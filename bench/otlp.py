@@ -33,7 +33,8 @@ SPANS = AGENTS + LLMS + TOOLS
 BATCH = 512
 GIVE_UP_S = 120
 TEXT = ("The rear brake does not bite; the pads are worn to the metal and the cable is frayed near the lever. " * 4)[:300]
-READ = "query($id: ID!) { task(id: $id) { chainLength subtree { id } cost { allInModelCalls } } }"
+WHOLE = """{ tasks(filter: { rootsOnly: true, agent: "Estimator" }, first: 1) {
+  edges { node { id chainLength subtree { id } cost { allInModelCalls } } } } }"""
 LINES = AGENTS * 2 + LLMS + TOOLS * 2
 ROOTS = "{ tasks(filter: { rootsOnly: true, agent: \"Estimator\" }, first: 1) { edges { node { id } } } }"
 
@@ -118,10 +119,12 @@ def ingest(base: str, spans: list[ReadableSpan]) -> float:
 
 
 def _whole(http: httpx.Client, known: set[str]) -> bool:
-    edges = _graphql(http, ROOTS)["tasks"]["edges"]
+    """Whether the newest root, read with its subtree and cost in one request as a frontend reads a tree, is
+    the trace just sent, whole."""
+    edges = _graphql(http, WHOLE)["tasks"]["edges"]
     if not edges or edges[0]["node"]["id"] in known:
         return False
-    task = _graphql(http, READ, {"id": edges[0]["node"]["id"]})["task"]
+    task = edges[0]["node"]
     return (len(task["subtree"]) == AGENTS - 1 and task["cost"]["allInModelCalls"] == LLMS
             and task["chainLength"] == LINES)
 

@@ -26,6 +26,7 @@ from models.chain import compact_json
 from resolvers import lines, sentences, settings
 from resolvers.events import publish_tasks
 from resolvers.kit import ENDED_EVENTS
+from resolvers.otlp_kept import KEPT
 from resolvers.otlp_mapping import AGENT, LLM, OTHER, TOOL, Mapped, drafts_of, map_request
 from resolvers.pipeline import Pipeline
 from resolvers.withheld import withheld_reason
@@ -40,7 +41,7 @@ STAND_IN_AGENT = "unknown"
 ROOT, STAND_IN = ("root",), ("stand-in",)
 MISSING = object()
 SEAL_CHUNK = 250
-BREATHE_EVERY = 32
+BREATHE_EVERY = 8
 RANKS = {"STARTED": 0, "MODEL_CALL": 1, "TOOL_CALL": 1, "TOOL_RESULT": 2, "ENDED": 3}
 
 SPAN_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us", "placed", "task_id")
@@ -192,28 +193,29 @@ class Placing:
         self.marks: list[tuple[str, str | None]] = []
         self.stand_in_row: tuple | None = None
 
-    async def read(self, db: Pipeline, fresh: dict[str, Mapped], new_spans: list[tuple]) -> None:
-        """What the pass needs from the database: the bodies of spans stored earlier, the tasks they hang under,
-        the agents' logging, and the trace's stand-in; a span whose task was forgotten goes to the stand-in. The
-        export's new spans and the marks of spans placed are sent as soon as the reads they must follow are."""
+    async def read(self, db: Pipeline, known: dict[str, Mapped], new_spans: list[tuple]) -> None:
+        """What the pass needs from the database: the bodies of spans stored earlier and not `known` as mapped,
+        the tasks they hang under, the agents' logging, and the trace's stand-in; a span whose task was forgotten
+        goes to the stand-in. The export's new spans and the marks of spans placed are sent as soon as the reads
+        they must follow are."""
         found = self.found
         stored = db.send(_stored_bodies(self.conn, self.tenant, self.trace_id,
-                                        [sid for sid in found if sid not in fresh]))
+                                        [sid for sid in found if sid not in known]))
         stand_in_row = self.spans.get(STAND_IN_SPAN)
         stand_in_id = None if stand_in_row is None or stand_in_row["task_id"] is None \
             else uuid.UUID(str(stand_in_row["task_id"]))
         existing = {t[1] for t in found.values() if t[0] == "task"} | ({stand_in_id} if stand_in_id else set())
-        known = db.send(self.existing(existing))
+        tasks_read = db.send(self.existing(existing))
         if new_spans:
             db.send(insert_rows(self.conn, "otlp_span", SPAN_COLUMNS, new_spans))
         self.bodies = {row["span_id"]: json.loads(row["body"]) for row in await stored}
-        self.bodies.update((sid, fresh[sid].body()) for sid in found if sid in fresh)
+        self.bodies.update((sid, known[sid].body()) for sid in found if sid in known)
         above = (self.tool_span_above(sid) for sid in found if self.spans[sid]["kind"] == LLM)
         placed_tools = sorted({tool for tool in above if tool is not None and tool not in self.bodies})
         if placed_tools:
             rows = await db.send(_stored_bodies(self.conn, self.tenant, self.trace_id, placed_tools))
             self.bodies.update((row["span_id"], json.loads(row["body"])) for row in rows if row["body"])
-        await known
+        await tasks_read
         for sid, target in found.items():
             if target[0] == "task" and target[1] not in self.tasks:
                 found[sid] = STAND_IN
@@ -359,7 +361,10 @@ class Placing:
         turns = await self._last_turns(db)
         calls, by_root = [], {}
         ids = {task.id: str(task.id) for task in self.tasks.values()}
-        for (root_id, at, _, _), (kind, summary, payload, figures, reason, by_tool), call, task in self.steps:
+        for n, ((root_id, at, _, _), (kind, summary, payload, figures, reason, by_tool), call, task) in enumerate(
+                self.steps, 1):
+            if n % (BREATHE_EVERY * 8) == 0:
+                await db.breathe()
             task_id, call_id = ids[task.id], None
             if call is not None:
                 call_id = uuid.uuid4()
@@ -445,13 +450,11 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
                       fresh: dict[str, Mapped] | None = None) -> int:
     """Stores the spans of the export being taken (`fresh`) and places every span of the trace that can be placed
     now, in one transaction; returns how many were placed. A fresh span placed at once is stored placed, its body
-    never written; one that must wait is stored with its body. Fresh spans are used as mapped, the others as
-    stored.
-
-    Once what the pass reads is read, its writes go out through a pipeline while the tasks and lines are made
-    and sealed, so the database stores one part while Python makes the next."""
+    never written; one that must wait is stored with its body. Fresh spans, and waiting spans this process
+    keeps (`otlp_kept`), are used as mapped; the others as stored."""
     fresh = fresh or {}
     received = micros(now)
+    placing = None
     async with in_transaction() as conn:
         await _lock_trace(conn, tenant, trace_id)
         rows = await conn.execute_query_dict(placeholders(conn, TRACE_SPANS), [tenant, trace_id])
@@ -461,42 +464,55 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
             spans[sid] = {"span_id": sid, "parent_span_id": span.parent_span_id, "kind": span.kind,
                           "received_us": received, "placed": span.kind == OTHER, "task_id": None}
         found = targets(spans, received - int(wait_s * 1_000_000))
-        if not found:
+        waiting = [span for sid, span in new.items() if sid not in found and span.kind != OTHER]
+        if found:
+            known = {**KEPT.of(tenant, trace_id), **fresh}
+            placing = await _place(conn, Placing(tenant, trace_id, conn, spans, found), new, known, received)
+        else:
             await insert_rows(conn, "otlp_span", SPAN_COLUMNS, [stored_row(tenant, s, received) for s in new.values()])
-            return 0
-        placing = Placing(tenant, trace_id, conn, spans, found)
-        ids = {sid: uuid.uuid4() for sid in found if spans[sid]["kind"] == AGENT}
-        placing.marks = [(sid, str(ids[sid]) if sid in ids else None) for sid in found if sid not in new]
-        async with Pipeline() as db:
-            await placing.read(db, fresh, [stored_row(tenant, span, received, str(ids[sid]) if sid in ids else None,
-                                                      sid in found) for sid, span in new.items()])
-            agents = sorted(ids, key=lambda s: _depth(s, found))
-            for n, sid in enumerate(agents, 1):
-                placing.make_agent(sid, ids[sid])
-                if n % BREATHE_EVERY == 0:
-                    await db.breathe()
-            placing.store_tasks(db)
-            priced = []
-            for n, (sid, target) in enumerate(found.items(), 1):
-                if spans[sid]["kind"] == TOOL:
-                    placing.tool_lines(sid, fresh.get(sid))
-                elif spans[sid]["kind"] == LLM:
-                    priced.append(placing.model_call(sid, fresh.get(sid)))
-                if n % BREATHE_EVERY == 0:
-                    await db.breathe()
-            if any(draft.call["cost_micros"] is None for draft, _, _ in priced):
-                await db.drain()
-                await lines.price_drafts(tenant, [(draft, at) for draft, at, _ in priced], conn)
-            for draft, at, task in priced:
-                placing.line(task, draft.kind, at, draft.summary, draft.payload, draft.figures, draft.by_tool,
-                             draft.call)
-            heads = await placing.seal(db)
-        for root, length, head, added in heads:
-            await settle_head(root, length, head, added, conn)
-        placed = len(found)
+    KEPT.keep(tenant, trace_id, waiting)
+    if placing is None:
+        return 0
+    KEPT.drop(tenant, trace_id, found)
     await publish_tasks([("AgentTaskStarted", task) for task in placing.new_tasks]
                         + [(ENDED_EVENTS[task.status], task) for task in placing.new_tasks])
-    return placed
+    return len(found)
+
+
+async def _place(conn: Any, placing: Placing, new: dict[str, Mapped], known: dict[str, Mapped],
+                 received: int) -> Placing:
+    """The pass itself: once what it reads is read, its writes go out through a pipeline while the tasks and
+    lines are made and sealed, so the database stores one part while Python makes the next."""
+    tenant, spans, found = placing.tenant, placing.spans, placing.found
+    ids = {sid: uuid.uuid4() for sid in found if spans[sid]["kind"] == AGENT}
+    placing.marks = [(sid, str(ids[sid]) if sid in ids else None) for sid in found if sid not in new]
+    async with Pipeline() as db:
+        await placing.read(db, known, [stored_row(tenant, span, received, str(ids[sid]) if sid in ids else None,
+                                                  sid in found) for sid, span in new.items()])
+        agents = sorted(ids, key=lambda s: _depth(s, found))
+        for n, sid in enumerate(agents, 1):
+            placing.make_agent(sid, ids[sid])
+            if n % BREATHE_EVERY == 0:
+                await db.breathe()
+        placing.store_tasks(db)
+        priced = []
+        for n, (sid, target) in enumerate(found.items(), 1):
+            if spans[sid]["kind"] == TOOL:
+                placing.tool_lines(sid, known.get(sid))
+            elif spans[sid]["kind"] == LLM:
+                priced.append(placing.model_call(sid, known.get(sid)))
+            if n % BREATHE_EVERY == 0:
+                await db.breathe()
+        if any(draft.call["cost_micros"] is None for draft, _, _ in priced):
+            await db.drain()
+            await lines.price_drafts(tenant, [(draft, at) for draft, at, _ in priced], conn)
+        for draft, at, task in priced:
+            placing.line(task, draft.kind, at, draft.summary, draft.payload, draft.figures, draft.by_tool,
+                         draft.call)
+        heads = await placing.seal(db)
+    for root, length, head, added in heads:
+        await settle_head(root, length, head, added, conn)
+    return placing
 
 
 async def sweep(now: datetime | None = None, everything: bool = False) -> int:

@@ -61,6 +61,12 @@ class Settings(BaseSettings):
     otlp_wait_s: float = setting(
         60, "seconds an OTLP span waits for its agent parent before it hangs under a stand-in task", gt=0
     )
+    otlp_kept_spans: int = setting(
+        10_000,
+        "waiting OTLP spans of which one process also keeps the mapped form in memory, so the export that "
+        "completes their trace need not read them back; the database stays their record. `0` keeps none",
+        ge=0,
+    )
     executor: Literal["fast", "stock"] = setting(
         "fast",
         "`fast` runs queries on `graph/execution.py` (shortcuts for big nested reads); `stock` on graphql-core's "
@@ -207,6 +213,10 @@ def max_body_bytes() -> int:
 
 def otlp_wait_s() -> float:
     return current().otlp_wait_s
+
+
+def otlp_kept_spans() -> int:
+    return current().otlp_kept_spans
 
 
 def executor() -> str:
