@@ -46,6 +46,7 @@ RANKS = {"STARTED": 0, "MODEL_CALL": 1, "TOOL_CALL": 1, "TOOL_RESULT": 2, "ENDED
 
 SPAN_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us", "placed", "task_id")
 SPAN_NAMES = ",".join(f'"{name}"' for name in SPAN_COLUMNS)
+BODY, PLACED = SPAN_COLUMNS.index("body"), SPAN_COLUMNS.index("placed")
 STORE = (
     f'INSERT INTO "otlp_span" ({SPAN_NAMES}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) '
     'ON CONFLICT ("tenant","trace_id","span_id") DO NOTHING'
@@ -464,13 +465,15 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
             spans[sid] = {"span_id": sid, "parent_span_id": span.parent_span_id, "kind": span.kind,
                           "received_us": received, "placed": span.kind == OTHER, "task_id": None}
         found = targets(spans, received - int(wait_s * 1_000_000))
-        waiting = [span for sid, span in new.items() if sid not in found and span.kind != OTHER]
+        ids = {sid: uuid.uuid4() for sid in found if spans[sid]["kind"] == AGENT}
+        rows = {sid: stored_row(tenant, span, received, str(ids[sid]) if sid in ids else None, sid in found)
+                for sid, span in new.items()}
         if found:
             known = {**KEPT.of(tenant, trace_id), **fresh}
-            placing = await _place(conn, Placing(tenant, trace_id, conn, spans, found), new, known, received)
+            placing = await _place(conn, Placing(tenant, trace_id, conn, spans, found), ids, rows, known)
         else:
-            await insert_rows(conn, "otlp_span", SPAN_COLUMNS, [stored_row(tenant, s, received) for s in new.values()])
-    KEPT.keep(tenant, trace_id, waiting)
+            await insert_rows(conn, "otlp_span", SPAN_COLUMNS, list(rows.values()))
+    KEPT.keep(tenant, trace_id, [(new[sid], len(row[BODY])) for sid, row in rows.items() if not row[PLACED]])
     if placing is None:
         return 0
     KEPT.drop(tenant, trace_id, found)
@@ -479,16 +482,15 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
     return len(found)
 
 
-async def _place(conn: Any, placing: Placing, new: dict[str, Mapped], known: dict[str, Mapped],
-                 received: int) -> Placing:
-    """The pass itself: once what it reads is read, its writes go out through a pipeline while the tasks and
-    lines are made and sealed, so the database stores one part while Python makes the next."""
+async def _place(conn: Any, placing: Placing, ids: dict[str, uuid.UUID], new: dict[str, tuple],
+                 known: dict[str, Mapped]) -> Placing:
+    """The pass itself, given the ids of the tasks its agent spans become and the rows of the export's new spans:
+    once what it reads is read, its writes go out through a pipeline while the tasks and lines are made and
+    sealed, so the database stores one part while Python makes the next."""
     tenant, spans, found = placing.tenant, placing.spans, placing.found
-    ids = {sid: uuid.uuid4() for sid in found if spans[sid]["kind"] == AGENT}
     placing.marks = [(sid, str(ids[sid]) if sid in ids else None) for sid in found if sid not in new]
     async with Pipeline() as db:
-        await placing.read(db, known, [stored_row(tenant, span, received, str(ids[sid]) if sid in ids else None,
-                                                  sid in found) for sid, span in new.items()])
+        await placing.read(db, known, list(new.values()))
         agents = sorted(ids, key=lambda s: _depth(s, found))
         for n, sid in enumerate(agents, 1):
             placing.make_agent(sid, ids[sid])

@@ -14,49 +14,57 @@ from resolvers import settings
 from resolvers.otlp_mapping import Mapped
 
 Trace = tuple[str, str]
+FOOTPRINT = 3
 
 
 class KeptSpans:
-    """At most `AGENTLOG_OTLP_KEPT_SPANS` spans, by trace; the trace stored or asked for longest ago goes first."""
+    """Spans by trace, up to `AGENTLOG_OTLP_KEPT_MB`, each counted as FOOTPRINT times its stored body (the body
+    parsed, and its drafts); the trace stored longest ago goes first."""
 
     def __init__(self) -> None:
-        self._traces: OrderedDict[Trace, dict[str, Mapped]] = OrderedDict()
-        self._count = 0
+        self._traces: OrderedDict[Trace, dict[str, tuple[Mapped, int]]] = OrderedDict()
+        self._bytes = 0
 
     def __len__(self) -> int:
-        return self._count
+        return sum(map(len, self._traces.values()))
+
+    @property
+    def bytes(self) -> int:
+        return self._bytes
 
     def of(self, tenant: str, trace_id: str) -> dict[str, Mapped]:
-        return self._traces.get((tenant, trace_id), {})
+        return {sid: span for sid, (span, _) in self._traces.get((tenant, trace_id), {}).items()}
 
-    def keep(self, tenant: str, trace_id: str, spans: Iterable[Mapped]) -> None:
-        limit = settings.otlp_kept_spans()
+    def keep(self, tenant: str, trace_id: str, spans: Iterable[tuple[Mapped, int]]) -> None:
+        """Keeps each span with the length of its stored body."""
+        limit = settings.otlp_kept_bytes()
         if limit == 0:
             self.clear()
             return
         kept = self._traces.setdefault((tenant, trace_id), {})
-        for span in spans:
+        for span, stored in spans:
             if span.span_id not in kept:
-                kept[span.span_id] = span
-                self._count += 1
+                kept[span.span_id] = (span, FOOTPRINT * stored)
+                self._bytes += FOOTPRINT * stored
         self._traces.move_to_end((tenant, trace_id))
-        while self._count > limit:
+        while self._bytes > limit:
             _, dropped = self._traces.popitem(last=False)
-            self._count -= len(dropped)
+            self._bytes -= sum(size for _, size in dropped.values())
 
     def drop(self, tenant: str, trace_id: str, span_ids: Iterable[str]) -> None:
         kept = self._traces.get((tenant, trace_id))
         if kept is None:
             return
         for span_id in span_ids:
-            if kept.pop(span_id, None) is not None:
-                self._count -= 1
+            found = kept.pop(span_id, None)
+            if found is not None:
+                self._bytes -= found[1]
         if not kept:
             del self._traces[(tenant, trace_id)]
 
     def clear(self) -> None:
         self._traces.clear()
-        self._count = 0
+        self._bytes = 0
 
 
 KEPT = KeptSpans()

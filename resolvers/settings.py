@@ -61,10 +61,11 @@ class Settings(BaseSettings):
     otlp_wait_s: float = setting(
         60, "seconds an OTLP span waits for its agent parent before it hangs under a stand-in task", gt=0
     )
-    otlp_kept_spans: int = setting(
-        10_000,
-        "waiting OTLP spans of which one process also keeps the mapped form in memory, so the export that "
-        "completes their trace need not read them back; the database stays their record. `0` keeps none",
+    otlp_kept_mb: int = setting(
+        32,
+        "megabytes of waiting OTLP spans one process also keeps as mapped (each counted as three times its stored "
+        "body), so the export that completes their trace need not read them back; the database stays their "
+        "record. `0` keeps none",
         ge=0,
     )
     executor: Literal["fast", "stock"] = setting(
@@ -215,8 +216,8 @@ def otlp_wait_s() -> float:
     return current().otlp_wait_s
 
 
-def otlp_kept_spans() -> int:
-    return current().otlp_kept_spans
+def otlp_kept_bytes() -> int:
+    return current().otlp_kept_mb * 1_000_000
 
 
 def executor() -> str:

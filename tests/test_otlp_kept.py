@@ -1,15 +1,16 @@
 """The copy of waiting spans one process keeps beside the database: bounded, oldest trace first out, none at 0."""
 
-from resolvers.otlp_kept import KeptSpans
+from resolvers.otlp_kept import FOOTPRINT, KeptSpans
 from resolvers.otlp_mapping import Mapped
 
 
-def spans(trace: str, count: int) -> list[Mapped]:
-    return [Mapped(trace_id=trace, span_id=f"{trace}-{n}", parent_span_id=None, kind="llm") for n in range(count)]
+def spans(trace: str, count: int, size: int = 80_000) -> list[tuple[Mapped, int]]:
+    return [(Mapped(trace_id=trace, span_id=f"{trace}-{n}", parent_span_id=None, kind="llm"), size)
+            for n in range(count)]
 
 
 def test_past_the_limit_the_trace_kept_longest_ago_goes_first(monkeypatch):
-    monkeypatch.setenv("AGENTLOG_OTLP_KEPT_SPANS", "5")
+    monkeypatch.setenv("AGENTLOG_OTLP_KEPT_MB", "1")
     kept = KeptSpans()
 
     kept.keep("shop", "a", spans("a", 2))
@@ -18,17 +19,18 @@ def test_past_the_limit_the_trace_kept_longest_ago_goes_first(monkeypatch):
     kept.keep("shop", "c", spans("c", 1))
 
     assert kept.of("shop", "b") == {} and len(kept) == 4
+    assert kept.bytes == 4 * FOOTPRINT * 80_000 <= 1_000_000
     assert sorted(kept.of("shop", "a")) == ["a-0", "a-1", "a-2"] and list(kept.of("shop", "c")) == ["c-0"]
     assert kept.of("other", "a") == {}
 
 
 def test_placed_spans_are_dropped_and_zero_keeps_none(monkeypatch):
     kept = KeptSpans()
-    kept.keep("shop", "a", spans("a", 3))
+    kept.keep("shop", "a", spans("a", 3, size=10))
 
     kept.drop("shop", "a", ["a-0", "a-2", "never-kept"])
-    assert list(kept.of("shop", "a")) == ["a-1"] and len(kept) == 1
+    assert list(kept.of("shop", "a")) == ["a-1"] and kept.bytes == FOOTPRINT * 10
 
-    monkeypatch.setenv("AGENTLOG_OTLP_KEPT_SPANS", "0")
+    monkeypatch.setenv("AGENTLOG_OTLP_KEPT_MB", "0")
     kept.keep("shop", "b", spans("b", 1))
-    assert len(kept) == 0 and kept.of("shop", "a") == {}
+    assert len(kept) == 0 and kept.bytes == 0 and kept.of("shop", "a") == {}
