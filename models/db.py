@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -29,6 +30,11 @@ MODEL_MODULES = [
     "models.task",
     "models.trace_event",
 ]
+
+
+def placeholders(conn: Any, sql: str) -> str:
+    """`sql` written with PostgreSQL's $n placeholders, as the connection's database takes them."""
+    return sql if conn.capabilities.dialect == "postgres" else re.sub(r"\$\d+", "?", sql)
 
 
 def database_url() -> str:

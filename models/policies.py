@@ -2,6 +2,8 @@ from tortoise import fields
 from tortoise.connection import get_connection
 from tortoise.models import Model
 
+from models.db import placeholders
+
 CAPABILITIES = (
     "supervises_agents",
     "audits_agents",
@@ -31,8 +33,8 @@ async def capability_roles(tenant: str) -> dict[str, list[str]] | None:
     is read for every request, and building it through the ORM's query builder cost more than sending it."""
     conn = get_connection("default")
     listed = ", ".join(f'"{cap}"' for cap in CAPABILITIES)
-    placeholder = "$1" if conn.capabilities.dialect == "postgres" else "?"
-    _, rows = await conn.execute_query(f'SELECT {listed} FROM "policies" WHERE "tenant" = {placeholder}', [tenant])
+    _, rows = await conn.execute_query(placeholders(conn, f'SELECT {listed} FROM "policies" WHERE "tenant" = $1'),
+                                       [tenant])
     if not rows:
         return None
     fields_map = TenantPolicies._meta.fields_map

@@ -16,6 +16,7 @@ from tortoise.transactions import in_transaction
 
 from models import AgentHelp, AgentTask, ErasureRecord, IdempotencyKey, LlmCall, SignedCheckpoint, TraceEvent
 from models.chain import ERASED_SENTENCE, rfc3339
+from models.db import placeholders
 from permissions.access import Access
 from permissions.principal import Principal
 from permissions.table import ERASERS, ERASURE_LOG_READERS
@@ -86,13 +87,12 @@ TREE_TABLES = ("agent_task", "trace_event", "agent_help")
 async def forget_answers(tenant: str, root_id: uuid.UUID, conn: Any) -> None:
     """Drops the idempotency keys whose first answer is a row of this tree, or lines of it ("root:first:last"):
     their fingerprints are unsalted hashes of the kit's inputs, so they could confirm a guess of erased text."""
-    postgres = conn.capabilities.dialect == "postgres"
-    marks = [f"${i}" if postgres else "?" for i in range(1, len(TREE_TABLES) + 2)]
     rows = " UNION ALL ".join(
-        f"SELECT CAST(id AS TEXT) FROM {table} WHERE root_id = {mark}" for table, mark in zip(TREE_TABLES, marks[1:])
+        f"SELECT CAST(id AS TEXT) FROM {table} WHERE root_id = ${n}" for n, table in enumerate(TREE_TABLES, 2)
     )
     values = [tenant, *[str(root_id)] * len(TREE_TABLES)]
-    await conn.execute_query(f"DELETE FROM idempotency_key WHERE tenant = {marks[0]} AND result_id IN ({rows})", values)
+    sql = f"DELETE FROM idempotency_key WHERE tenant = $1 AND result_id IN ({rows})"
+    await conn.execute_query(placeholders(conn, sql), values)
     await IdempotencyKey.filter(tenant=tenant, result_id__startswith=f"{root_id}:").using_db(conn).delete()
 
 

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from models import AgentTask, TraceEvent
+from models.db import placeholders
 from models.line_columns import UUID_COLUMNS
 from permissions.principal import Principal
 from resolvers import checks, prices, sentences
@@ -24,7 +25,6 @@ from resolvers.write_path import (
     kit_write,
     new_step,
     now,
-    placeholders,
     running_task,
 )
 

@@ -23,6 +23,7 @@ from tortoise.transactions import in_transaction
 
 from models import AgentTask
 from models.chain import compact_json
+from models.db import placeholders
 from resolvers import lines, sentences, settings
 from resolvers.events import publish_tasks
 from resolvers.kit import ENDED_EVENTS
@@ -31,7 +32,7 @@ from resolvers.otlp_mapping import AGENT, LLM, OTHER, TOOL, Mapped, drafts_of, m
 from resolvers.pipeline import Pipeline
 from resolvers.withheld import withheld_reason
 from resolvers.write_path import (
-    LINE_COLUMNS, insert_rows, lock_tree, new_step, placeholders, seal_steps, settle_head,
+    LINE_COLUMNS, insert_rows, lock_tree, new_step, seal_steps, settle_head,
 )
 
 log = logging.getLogger("agentlog.otlp")

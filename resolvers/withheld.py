@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from models.db import placeholders
 from resolvers import settings
-from resolvers.write_path import placeholders
 
 AGENT_LOGGING = 'SELECT "logging" FROM "agent" WHERE "tenant" = $1 AND "name" = $2'
 

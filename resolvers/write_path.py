@@ -6,7 +6,6 @@ Erasure is the only other writer.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from tortoise.transactions import in_transaction
 
 from models import AgentTask, IdempotencyKey, TraceEvent
 from models.chain import Line, seal
+from models.db import placeholders
 from models.line_columns import BESIDE, FIGURES, INSERTED, SEALED_FIELDS
 from permissions.principal import Principal
 from resolvers import checks, metrics
@@ -138,11 +138,6 @@ async def move_head(root: AgentTask, length: int, head: str, conn: Any) -> None:
         placeholders(conn, 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3'),
         [length, head, str(root.id)],
     )
-
-
-def placeholders(conn: Any, sql: str) -> str:
-    """`sql` written with PostgreSQL's $n placeholders, as the connection's database takes them."""
-    return sql if conn.capabilities.dialect == "postgres" else re.sub(r"\$\d+", "?", sql)
 
 
 @dataclass(slots=True)
