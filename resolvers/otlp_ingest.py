@@ -203,9 +203,9 @@ class Placing:
         found = self.found
         stored = db.send(_stored_bodies(self.conn, self.tenant, self.trace_id,
                                         [sid for sid in found if sid not in known]))
-        stand_in_row = self.spans.get(STAND_IN_SPAN)
-        stand_in_id = None if stand_in_row is None or stand_in_row["task_id"] is None \
-            else uuid.UUID(str(stand_in_row["task_id"]))
+        stand_in_span = self.spans.get(STAND_IN_SPAN)
+        stand_in_id = None if stand_in_span is None or stand_in_span["task_id"] is None \
+            else uuid.UUID(str(stand_in_span["task_id"]))
         existing = {t[1] for t in found.values() if t[0] == "task"} | ({stand_in_id} if stand_in_id else set())
         tasks_read = db.send(self.existing(existing))
         if new_spans:
@@ -467,14 +467,14 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
                           "received_us": received, "placed": span.kind == OTHER, "task_id": None}
         found = targets(spans, received - int(wait_s * 1_000_000))
         ids = {sid: uuid.uuid4() for sid in found if spans[sid]["kind"] == AGENT}
-        rows = {sid: stored_row(tenant, span, received, str(ids[sid]) if sid in ids else None, sid in found)
-                for sid, span in new.items()}
+        stored = {sid: stored_row(tenant, span, received, str(ids[sid]) if sid in ids else None, sid in found)
+                  for sid, span in new.items()}
         if found:
             known = {**KEPT.of(tenant, trace_id), **fresh}
-            placing = await _place(conn, Placing(tenant, trace_id, conn, spans, found), ids, rows, known)
+            placing = await _place(conn, Placing(tenant, trace_id, conn, spans, found), ids, stored, known)
         else:
-            await insert_rows(conn, "otlp_span", SPAN_COLUMNS, list(rows.values()))
-    KEPT.keep(tenant, trace_id, [(new[sid], len(row[BODY])) for sid, row in rows.items() if not row[PLACED]])
+            await insert_rows(conn, "otlp_span", SPAN_COLUMNS, list(stored.values()))
+    KEPT.keep(tenant, trace_id, [(new[sid], len(row[BODY])) for sid, row in stored.items() if not row[PLACED]])
     if placing is None:
         return 0
     KEPT.drop(tenant, trace_id, found)
