@@ -5,6 +5,7 @@ from models.help import AgentHelp
 from models.idempotency import IdempotencyKey
 from models.llm_call import LlmCall
 from models.model_price import ModelPrice
+from models.otlp_placed import OtlpPlaced
 from models.otlp_span import OtlpSpan
 from models.policies import TenantPolicies
 from models.task import AgentTask
@@ -17,6 +18,7 @@ __all__ = [
     "IdempotencyKey",
     "LlmCall",
     "ModelPrice",
+    "OtlpPlaced",
     "OtlpSpan",
     "RegisteredAgent",
     "SignedCheckpoint",

@@ -3,11 +3,10 @@ from tortoise.models import Model
 
 
 class OtlpSpan(Model):
-    """A span taken from an OTLP export, kept from its acknowledgement until it is placed in the record.
+    """A span taken from an OTLP export, waiting with its body until it is placed.
 
-    A placed span keeps its ids (so the same span sent again is recorded once, and its children find it) and
-    loses its body, but for a tool span's tool name (a model call made inside it may come later).
-    """
+    It is kept from its acknowledgement until its agent parent comes (or it has waited long enough), then it is
+    placed in the record and deleted; `otlp_placed` keeps its identity."""
 
     id = fields.BigIntField(primary_key=True)
     tenant = fields.CharField(max_length=200)
@@ -15,10 +14,8 @@ class OtlpSpan(Model):
     span_id = fields.CharField(max_length=16)
     parent_span_id = fields.CharField(max_length=16, null=True)
     kind = fields.CharField(max_length=8)
-    body = fields.TextField(null=True)
-    received_us = fields.BigIntField()
-    placed = fields.BooleanField(default=False)
-    task_id = fields.UUIDField(null=True)
+    body = fields.TextField()
+    received_us = fields.BigIntField(db_index=True)
 
     class Meta:
         table = "otlp_span"

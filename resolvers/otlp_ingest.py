@@ -1,8 +1,10 @@
 """Spans taken from OTLP exports: stored durably on arrival, then placed in the record through the kit's
 write path as soon as their agent parent is known, or under a stand-in task once they have waited long enough.
 
-One trace is one work tree. A span is stored once per (tenant, trace id, span id), so a span sent twice, or a
-whole export replayed, appends nothing. A line's `at` is the span's own time; its `seq` is the order placed.
+One trace is one work tree. A span waits in `otlp_span` with its body; once placed, its identity is kept in the
+`otlp_placed` row of the pass that placed it. Under the trace's lock a span already waiting or placed is not
+taken again, so a span sent twice, or a whole export replayed, appends nothing. A line's `at` is the span's own
+time; its `seq` is the order placed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+import orjson
 from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
@@ -45,39 +48,25 @@ SEAL_CHUNK = 250
 BREATHE_EVERY = 8
 RANKS = {"STARTED": 0, "MODEL_CALL": 1, "TOOL_CALL": 1, "TOOL_RESULT": 2, "ENDED": 3}
 
-SPAN_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us", "placed", "task_id")
-SPAN_NAMES = ",".join(f'"{name}"' for name in SPAN_COLUMNS)
-BODY, PLACED = SPAN_COLUMNS.index("body"), SPAN_COLUMNS.index("placed")
-STORE = (
-    f'INSERT INTO "otlp_span" ({SPAN_NAMES}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) '
-    'ON CONFLICT ("tenant","trace_id","span_id") DO NOTHING'
-)
-STAND_IN_STORE = (
-    f'INSERT INTO "otlp_span" ({SPAN_NAMES}) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9) '
-    'ON CONFLICT ("tenant","trace_id","span_id") DO UPDATE SET "task_id"=excluded."task_id"'
-)
-STORE_ARRAYS = (
-    f'INSERT INTO "otlp_span" ({SPAN_NAMES}) SELECT * FROM unnest($1::text[],$2::text[],$3::text[],$4::text[],'
-    '$5::text[],$6::text[],$7::bigint[],$8::boolean[],$9::uuid[]) ON CONFLICT ("tenant","trace_id","span_id") DO NOTHING'
-)
+SPAN_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us")
+BODY = SPAN_COLUMNS.index("body")
 TRACE_SPANS = (
-    'SELECT "span_id","parent_span_id","kind","received_us","placed","task_id" FROM "otlp_span" '
-    'WHERE "tenant"=$1 AND "trace_id"=$2'
+    'SELECT "span_id","parent_span_id","kind","received_us",NULL AS "spans",0 AS "pass" FROM "otlp_span" '
+    'WHERE "tenant"=$1 AND "trace_id"=$2 '
+    'UNION ALL SELECT NULL,NULL,NULL,NULL,"spans","id" FROM "otlp_placed" WHERE "tenant"=$3 AND "trace_id"=$4'
 )
 BODIES = {
     "postgres": 'SELECT "span_id","body" FROM "otlp_span" WHERE "tenant"=$1 AND "trace_id"=$2 AND "span_id"=ANY($3)',
     "sqlite": 'SELECT "span_id","body" FROM "otlp_span" WHERE "tenant"=? AND "trace_id"=? '
               'AND "span_id" IN (SELECT "value" FROM json_each(?))',
 }
-MARK_PLACED = (
-    'UPDATE "otlp_span" SET "placed"=$1, "body"=$2, "task_id"=$3 WHERE "tenant"=$4 AND "trace_id"=$5 AND "span_id"=$6'
-)
-MARK_PLACED_ARRAYS = (
-    'UPDATE "otlp_span" SET "placed"=TRUE, "body"=v."body", "task_id"=v."task_id" '
-    'FROM unnest($3::text[], $4::uuid[], $5::text[]) AS v("span_id", "task_id", "body") '
-    'WHERE "otlp_span"."tenant"=$1 AND "otlp_span"."trace_id"=$2 AND "otlp_span"."span_id"=v."span_id"'
-)
-WAITING = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_span" WHERE NOT "placed" AND "received_us"<=$1'
+PLACED = 'INSERT INTO "otlp_placed" ("tenant","trace_id","spans") VALUES ($1,$2,$3)'
+NO_LONGER_WAITING = {
+    "postgres": 'DELETE FROM "otlp_span" WHERE "tenant"=$1 AND "trace_id"=$2 AND "span_id"=ANY($3)',
+    "sqlite": 'DELETE FROM "otlp_span" WHERE "tenant"=? AND "trace_id"=? '
+              'AND "span_id" IN (SELECT "value" FROM json_each(?))',
+}
+WAITING = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_span" WHERE "received_us"<=$1'
 TASK_COLUMNS = (
     "id", "tenant", "agent", "skill", "cause", "given", "requester_id", "actor_id", "status", "outcome", "result",
     "started_at", "ended_at", "session", "parent_id", "root_id", "depth", "sequence", "path", "chain_length",
@@ -106,30 +95,56 @@ class Taken:
     message: str | None = None
 
 
-def kept_body(kind: str, fields: dict[str, Any]) -> str | None:
-    """What a placed span keeps of its body: a tool span its tool's name, for a model call made inside it that
-    comes later; any other span nothing."""
-    return compact_json({"fields": {"tool": fields["tool"]}}) if kind == TOOL else None
+def waiting_row(tenant: str, span: Mapped, received_us: int) -> tuple:
+    """The row of a span that must wait: its body kept whole until it is placed."""
+    return (tenant, span.trace_id, span.span_id, span.parent_span_id, span.kind, compact_json(span.body()),
+            received_us)
 
 
-def stored_row(tenant: str, span: Mapped, received_us: int, task_id: str | None = None,
-               placed: bool = False) -> tuple:
-    """The span's row: its body kept whole only while it waits to be placed."""
-    placed = placed or span.kind == OTHER
-    body = kept_body(span.kind, span.fields) if placed else compact_json(span.body())
-    return (tenant, span.trace_id, span.span_id, span.parent_span_id, span.kind, body, received_us, placed, task_id)
+def placed_entry(span_id: str, parent_span_id: str | None, kind: str, task_id: str | None = None,
+                 tool: str | None = None) -> list[str | None]:
+    """What `otlp_placed` keeps of a placed span: where it hangs, the task an agent span became, a tool span's
+    tool for a model call made inside it that comes later."""
+    return [span_id, parent_span_id, kind, task_id, tool]
+
+
+async def write_placed(conn: Any, tenant: str, trace_id: str, entries: list[list[str | None]]) -> None:
+    if entries:
+        await conn.execute_query(placeholders(conn, PLACED), [tenant, trace_id, orjson.dumps(entries).decode()])
+
+
+async def trace_spans(conn: Any, tenant: str, trace_id: str) -> dict[str, dict[str, Any]]:
+    """Every span of the trace taken so far, waiting or placed, by span id; the later pass wins."""
+    rows = await conn.execute_query_dict(placeholders(conn, TRACE_SPANS), [tenant, trace_id, tenant, trace_id])
+    spans = {}
+    passes = []
+    for row in rows:
+        if row["spans"] is None:
+            spans[row["span_id"]] = {"span_id": row["span_id"], "parent_span_id": row["parent_span_id"],
+                                     "kind": row["kind"], "received_us": row["received_us"], "placed": False,
+                                     "task_id": None, "tool": None}
+        else:
+            passes.append((row["pass"], row["spans"]))
+    for _, entries in sorted(passes):
+        for span_id, parent_span_id, kind, task_id, tool in orjson.loads(entries):
+            spans[span_id] = {"span_id": span_id, "parent_span_id": parent_span_id, "kind": kind,
+                              "received_us": None, "placed": True, "task_id": task_id, "tool": tool}
+    return spans
 
 
 async def store(tenant: str, trace_id: str, spans: dict[str, Mapped], now: datetime) -> None:
-    """The spans, durable and waiting, when they could not be placed as they came; a span already stored is left
+    """The spans, durable and waiting, when they could not be placed as they came; a span already taken is left
     as it is."""
-    rows = [stored_row(tenant, span, micros(now)) for span in spans.values()]
+    received = micros(now)
     async with in_transaction() as conn:
         await _lock_trace(conn, tenant, trace_id)
-        if conn.capabilities.dialect == "postgres":
-            await conn.execute_query(STORE_ARRAYS, [list(column) for column in zip(*rows)])
-        else:
-            await conn.execute_many(placeholders(conn, STORE), rows)
+        taken = await trace_spans(conn, tenant, trace_id)
+        new = [span for span_id, span in spans.items() if span_id not in taken]
+        waiting = [waiting_row(tenant, span, received) for span in new if span.kind != OTHER]
+        if waiting:
+            await insert_rows(conn, "otlp_span", SPAN_COLUMNS, waiting)
+        await write_placed(conn, tenant, trace_id,
+                           [placed_entry(span.span_id, span.parent_span_id, OTHER) for span in new if span.kind == OTHER])
 
 
 def targets(spans: dict[str, dict[str, Any]], due_us: int) -> dict[str, tuple]:
@@ -179,9 +194,9 @@ class Placing:
     """One pass over one trace, inside one transaction: the tasks made, the lines per tree, the spans placed."""
 
     def __init__(self, tenant: str, trace_id: str, conn: Any, spans: dict[str, dict[str, Any]],
-                 found: dict[str, tuple]) -> None:
+                 found: dict[str, tuple], ids: dict[str, uuid.UUID]) -> None:
         self.tenant, self.trace_id, self.conn = tenant, trace_id, conn
-        self.spans, self.found = spans, found
+        self.spans, self.found, self.ids = spans, found, ids
         self.bodies: dict[str, dict[str, Any]] = {}
         self.made: dict[str, AgentTask] = {}
         self.stand_in: AgentTask | None = None
@@ -192,14 +207,15 @@ class Placing:
         self.logging: dict[str, str | None] = {}
         self.reasons: dict[str, str | None] = {}
         self.steps: list[tuple[tuple, Any, dict | None, AgentTask]] = []
-        self.marks: list[tuple[str, str | None]] = []
-        self.stand_in_row: tuple | None = None
+        self.folded: list[list[str | None]] = []
+        self.waited: list[str] = []
+        self.stand_in_entry: list[str | None] | None = None
 
-    async def read(self, db: Pipeline, known: dict[str, Mapped], new_spans: list[tuple]) -> None:
+    async def read(self, db: Pipeline, known: dict[str, Mapped], waiting: list[tuple]) -> None:
         """What the pass needs from the database: the bodies of spans stored earlier and not `known` as mapped,
         the tasks they hang under, the agents' logging, and the trace's stand-in; a span whose task was forgotten
-        goes to the stand-in. The export's new spans and the marks of spans placed are sent as soon as the reads
-        they must follow are."""
+        goes to the stand-in. The export's spans that must wait, and the spans placed, are sent as soon as the
+        reads they must follow are."""
         found = self.found
         stored = db.send(_stored_bodies(self.conn, self.tenant, self.trace_id,
                                         [sid for sid in found if sid not in known]))
@@ -208,23 +224,16 @@ class Placing:
             else uuid.UUID(str(stand_in_span["task_id"]))
         existing = {t[1] for t in found.values() if t[0] == "task"} | ({stand_in_id} if stand_in_id else set())
         tasks_read = db.send(self.existing(existing))
-        if new_spans:
-            db.send(insert_rows(self.conn, "otlp_span", SPAN_COLUMNS, new_spans))
+        if waiting:
+            db.send(insert_rows(self.conn, "otlp_span", SPAN_COLUMNS, waiting))
         self.bodies = {row["span_id"]: json.loads(row["body"]) for row in await stored}
         self.bodies.update((sid, known[sid].body()) for sid in found if sid in known)
-        above = (self.tool_span_above(sid) for sid in found if self.spans[sid]["kind"] == LLM)
-        placed_tools = sorted({tool for tool in above if tool is not None and tool not in self.bodies})
-        if placed_tools:
-            rows = await db.send(_stored_bodies(self.conn, self.tenant, self.trace_id, placed_tools))
-            self.bodies.update((row["span_id"], json.loads(row["body"])) for row in rows if row["body"])
         await tasks_read
         for sid, target in found.items():
             if target[0] == "task" and target[1] not in self.tasks:
                 found[sid] = STAND_IN
         agents = {b["fields"]["agent"] for sid, b in self.bodies.items() if self.spans[sid]["kind"] == AGENT}
         logging_read = db.send(self.agent_logging(agents | {t.agent for t in self.tasks.values()} | {STAND_IN_AGENT}))
-        if self.marks:
-            db.send(self._mark_placed())
         await logging_read
         self.stand_in = self.tasks.get(stand_in_id) if stand_in_id else None
         waiting = [sid for sid, target in found.items() if target is STAND_IN]
@@ -232,8 +241,8 @@ class Placing:
             at = time_of(min(self.bodies[sid]["start"] for sid in waiting))
             self.stand_in = self.make_task(None, {"agent": STAND_IN_AGENT, "skill": STAND_IN_AGENT}, at, at,
                                            False, None, STAND_IN_AGENT)
-            self.stand_in_row = (self.tenant, self.trace_id, STAND_IN_SPAN, None, AGENT, None, micros(at), True,
-                                 str(self.stand_in.id))
+            self.stand_in_entry = placed_entry(STAND_IN_SPAN, None, AGENT, str(self.stand_in.id))
+        db.send(self._record_placed())
 
     def parent_of(self, target: tuple) -> AgentTask | None:
         if target is ROOT:
@@ -277,14 +286,14 @@ class Placing:
 
     def tool_above(self, sid: str) -> str | None:
         """The tool of the nearest mapped span above, when that span is a tool span: placed in this pass, or
-        earlier and kept its tool's name."""
+        placed earlier and kept its tool's name."""
         parent = self.tool_span_above(sid)
-        return None if parent is None or parent not in self.bodies else self.bodies[parent]["fields"]["tool"]
+        if parent is None:
+            return None
+        return self.bodies[parent]["fields"]["tool"] if parent in self.bodies else self.spans[parent]["tool"]
 
     def store_tasks(self, db: Pipeline) -> None:
-        """Sends the stand-in's span and the tasks made."""
-        if self.stand_in_row is not None:
-            db.send(self.conn.execute_query(placeholders(self.conn, STAND_IN_STORE), list(self.stand_in_row)))
+        """Sends the tasks made."""
         if self.new_tasks:
             rows = [tuple(getattr(t, c) if c != "id" else str(t.id) for c in TASK_COLUMNS) for t in self.new_tasks]
             rows = [tuple(str(v) if isinstance(v, uuid.UUID) else v for v in row) for row in rows]
@@ -399,20 +408,20 @@ class Placing:
             heads.append((root, length, head, len(steps)))
         return heads
 
-    async def _mark_placed(self) -> None:
-        """Placed spans keep their ids and lose their bodies but for what `kept_body` keeps; an agent span keeps
-        the task it became."""
-        if not self.marks:
-            return
-        kept = [kept_body(self.spans[sid]["kind"], self.bodies[sid]["fields"]) for sid, _ in self.marks]
-        if self.conn.capabilities.dialect == "postgres":
-            span_ids = [span_id for span_id, _ in self.marks]
-            task_ids = [task_id for _, task_id in self.marks]
-            await self.conn.execute_query(MARK_PLACED_ARRAYS, [self.tenant, self.trace_id, span_ids, task_ids, kept])
-            return
-        rows = [(True, body, task_id, self.tenant, self.trace_id, span_id)
-                for (span_id, task_id), body in zip(self.marks, kept)]
-        await self.conn.execute_many(placeholders(self.conn, MARK_PLACED), rows)
+    async def _record_placed(self) -> None:
+        """The pass's spans placed, in one row: those placed now, the export's folded spans and a new stand-in;
+        the spans that waited for this pass wait no more."""
+        entries = [placed_entry(sid, self.spans[sid]["parent_span_id"], self.spans[sid]["kind"],
+                                str(self.ids[sid]) if sid in self.ids else None,
+                                self.bodies[sid]["fields"]["tool"] if self.spans[sid]["kind"] == TOOL else None)
+                   for sid in self.found]
+        if self.stand_in_entry is not None:
+            entries.append(self.stand_in_entry)
+        await write_placed(self.conn, self.tenant, self.trace_id, entries + self.folded)
+        if self.waited:
+            dialect = self.conn.capabilities.dialect
+            ids = self.waited if dialect == "postgres" else compact_json(self.waited)
+            await self.conn.execute_query(NO_LONGER_WAITING[dialect], [self.tenant, self.trace_id, ids])
 
     async def _last_turns(self, db: Pipeline) -> dict[uuid.UUID, int]:
         old = sorted({task.id for *_, call, task in self.steps if call is not None} - {t.id for t in self.new_tasks})
@@ -451,30 +460,33 @@ def _depth(span_id: str, found: dict[str, tuple]) -> int:
 async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
                       fresh: dict[str, Mapped] | None = None) -> int:
     """Stores the spans of the export being taken (`fresh`) and places every span of the trace that can be placed
-    now, in one transaction; returns how many were placed. A fresh span placed at once is stored placed, its body
-    never written; one that must wait is stored with its body. Fresh spans, and waiting spans this process
-    keeps (`otlp_kept`), are used as mapped; the others as stored."""
+    now, in one transaction; returns how many were placed. A fresh span placed at once is never written to wait;
+    one that must wait is stored with its body. Fresh spans, and waiting spans this process keeps
+    (`otlp_kept`), are used as mapped; the others as stored."""
     fresh = fresh or {}
     received = micros(now)
     placing = None
     async with in_transaction() as conn:
         await _lock_trace(conn, tenant, trace_id)
-        rows = await conn.execute_query_dict(placeholders(conn, TRACE_SPANS), [tenant, trace_id])
-        spans = {r["span_id"]: {**r, "placed": bool(r["placed"])} for r in rows}
+        spans = await trace_spans(conn, tenant, trace_id)
         new = {sid: span for sid, span in fresh.items() if sid not in spans}
         for sid, span in new.items():
             spans[sid] = {"span_id": sid, "parent_span_id": span.parent_span_id, "kind": span.kind,
-                          "received_us": received, "placed": span.kind == OTHER, "task_id": None}
+                          "received_us": received, "placed": span.kind == OTHER, "task_id": None, "tool": None}
         found = targets(spans, received - int(wait_s * 1_000_000))
-        ids = {sid: uuid.uuid4() for sid in found if spans[sid]["kind"] == AGENT}
-        stored = {sid: stored_row(tenant, span, received, str(ids[sid]) if sid in ids else None, sid in found)
-                  for sid, span in new.items()}
+        waiting = {sid: waiting_row(tenant, span, received) for sid, span in new.items()
+                   if sid not in found and span.kind != OTHER}
+        folded = [placed_entry(sid, span.parent_span_id, OTHER) for sid, span in new.items() if span.kind == OTHER]
         if found:
-            known = {**KEPT.of(tenant, trace_id), **fresh}
-            placing = await _place(conn, Placing(tenant, trace_id, conn, spans, found), ids, stored, known)
+            ids = {sid: uuid.uuid4() for sid in found if spans[sid]["kind"] == AGENT}
+            placing = Placing(tenant, trace_id, conn, spans, found, ids)
+            placing.folded, placing.waited = folded, [sid for sid in found if sid not in new]
+            await _place(conn, placing, list(waiting.values()), {**KEPT.of(tenant, trace_id), **fresh})
         else:
-            await insert_rows(conn, "otlp_span", SPAN_COLUMNS, list(stored.values()))
-    KEPT.keep(tenant, trace_id, [(new[sid], len(row[BODY])) for sid, row in stored.items() if not row[PLACED]])
+            if waiting:
+                await insert_rows(conn, "otlp_span", SPAN_COLUMNS, list(waiting.values()))
+            await write_placed(conn, tenant, trace_id, folded)
+    KEPT.keep(tenant, trace_id, [(new[sid], len(row[BODY])) for sid, row in waiting.items()])
     if placing is None:
         return 0
     KEPT.drop(tenant, trace_id, found)
@@ -483,15 +495,13 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
     return len(found)
 
 
-async def _place(conn: Any, placing: Placing, ids: dict[str, uuid.UUID], new: dict[str, tuple],
-                 known: dict[str, Mapped]) -> Placing:
-    """The pass itself, given the ids of the tasks its agent spans become and the rows of the export's new spans:
-    once what it reads is read, its writes go out through a pipeline while the tasks and lines are made and
-    sealed, so the database stores one part while Python makes the next."""
-    tenant, spans, found = placing.tenant, placing.spans, placing.found
-    placing.marks = [(sid, str(ids[sid]) if sid in ids else None) for sid in found if sid not in new]
+async def _place(conn: Any, placing: Placing, waiting: list[tuple], known: dict[str, Mapped]) -> None:
+    """The pass itself, given the rows of the export's spans that must still wait: once what it reads is read,
+    its writes go out through a pipeline while the tasks and lines are made and sealed, so the database stores
+    one part while Python makes the next."""
+    tenant, spans, found, ids = placing.tenant, placing.spans, placing.found, placing.ids
     async with Pipeline() as db:
-        await placing.read(db, known, list(new.values()))
+        await placing.read(db, known, waiting)
         agents = sorted(ids, key=lambda s: _depth(s, found))
         for n, sid in enumerate(agents, 1):
             placing.make_agent(sid, ids[sid])
@@ -515,7 +525,6 @@ async def _place(conn: Any, placing: Placing, ids: dict[str, uuid.UUID], new: di
         heads = await placing.seal(db)
     for root, length, head, added in heads:
         await settle_head(root, length, head, added, conn)
-    return placing
 
 
 async def sweep(now: datetime | None = None, everything: bool = False) -> int:
