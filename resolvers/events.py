@@ -49,15 +49,21 @@ class TaskNotice:
     def is_under(self, top: uuid.UUID) -> bool:
         return top in ancestor_ids(self.task["path"])
 
-    def to_text(self) -> str:
+    def to_json(self) -> bytes:
         """The notice as JSON; ids and times as their text, as `str` and `isoformat` write them (a driver's own
         id type, which orjson does not know, through `str`)."""
         notice = {"event": self.event, "tenant": self.tenant, "at": self.at, "task": self.task}
-        return orjson.dumps(notice, default=str).decode()
+        return orjson.dumps(notice, default=str)
+
+    def to_text(self) -> str:
+        return self.to_json().decode()
 
     @classmethod
     def from_text(cls, text: str) -> TaskNotice:
-        raw = orjson.loads(text)
+        return cls.from_json(orjson.loads(text))
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> TaskNotice:
         task = dict(raw["task"])
         for key in IDS:
             task[key] = uuid.UUID(task[key]) if task.get(key) else None
@@ -78,9 +84,27 @@ def event_time(event: str, task: AgentTask) -> datetime:
     return datetime.now(timezone.utc)
 
 
-def notice_of(event: str, task: AgentTask) -> TaskNotice:
-    snapshot = {name: getattr(task, name) for name in SNAPSHOT_FIELDS}
+def notice_of(event: str, task: AgentTask, snapshot: dict[str, Any] | None = None) -> TaskNotice:
+    """The event's notice; `snapshot` is the task's, when already taken for another of its events."""
+    if snapshot is None:
+        snapshot = snapshot_of(task)
     return TaskNotice(event=event, tenant=task.tenant, at=event_time(event, task), task=snapshot)
+
+
+def snapshot_of(task: AgentTask) -> dict[str, Any]:
+    return {name: getattr(task, name) for name in SNAPSHOT_FIELDS}
+
+
+def notices_of(events: list[tuple[str, AgentTask]]) -> list[TaskNotice]:
+    """Events published together as notices, each task's figures taken once."""
+    snapshots: dict[int, dict[str, Any]] = {}
+    notices = []
+    for event, task in events:
+        snapshot = snapshots.get(id(task))
+        if snapshot is None:
+            snapshot = snapshots[id(task)] = snapshot_of(task)
+        notices.append(notice_of(event, task, snapshot))
+    return notices
 
 
 async def task_of_notice(notice: TaskNotice) -> AgentTask:

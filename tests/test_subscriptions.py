@@ -23,6 +23,7 @@ from graph.schema import build_schema
 from graph.subscription import admit
 from resolvers.bus import FellBehind, Hub
 from resolvers.events import TaskNotice
+from tests.otlp_spans import agent, export, new_trace_id
 from tests.servers import Server, Subscriber, subscribed
 from tests.shop import Client, Shop
 
@@ -137,6 +138,30 @@ async def test_a_figures_reader_hears_the_event_without_the_words(servers):
     assert event["event"] == "AgentTaskStarted"
     assert event["task"]["agent"] == "Estimator"
     assert event["task"]["about"] is None
+
+
+async def test_a_traces_many_events_reach_a_subscriber_on_the_other_server_in_order(servers):
+    writer, listener = writer_and_listener(servers)
+    t = new_trace_id()
+    root = agent(t, "Dispatcher")
+    helpers = [agent(t, f"Helper{n}", parent=root.span_id) for n in range(40)]
+    async with shop_on(writer) as shop, subscribed(listener, shop.noor) as noor:
+        await live(noor, shop)
+
+        sent = await shop.client.http.post("/v1/traces", content=export(*helpers, root).SerializeToString(),
+                                           headers={"Authorization": f"Bearer {shop.kit}",
+                                                    "Content-Type": "application/x-protobuf"})
+        heard = [await noor.event() for _ in range(82)]
+        tree = await shop.client.ok('{ tasks(filter: { rootsOnly: true, agent: "Dispatcher" }, first: 1) '
+                                    '{ edges { node { id subtree { id } } } } }', token=shop.noor)
+
+    [node] = [edge["node"] for edge in tree["tasks"]["edges"]]
+    started = [(e["event"], e["task"]["id"]) for e in heard[:41]]
+    finished = [(e["event"], e["task"]["id"]) for e in heard[41:]]
+    assert sent.status_code == 200
+    assert started[0] == ("AgentTaskStarted", node["id"])
+    assert {i for _, i in started} == {node["id"]} | {task["id"] for task in node["subtree"]}
+    assert finished == [("AgentTaskFinished", i) for _, i in started]
 
 
 async def test_root_narrows_the_events_to_one_tree(servers):
