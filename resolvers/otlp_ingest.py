@@ -27,9 +27,10 @@ from tortoise.transactions import in_transaction
 from models import AgentTask
 from models.chain import compact_json
 from models.db import placeholders
-from resolvers import lines, sentences, settings
+from resolvers import lines, made_task, sentences, settings
 from resolvers.events import publish_tasks
 from resolvers.kit import ENDED_EVENTS
+from resolvers.made_task import MadeTask
 from resolvers.otlp_kept import KEPT
 from resolvers.otlp_mapping import AGENT, LLM, OTHER, TOOL, Mapped, drafts_of, map_request
 from resolvers.pipeline import Pipeline
@@ -46,6 +47,7 @@ ROOT, STAND_IN = ("root",), ("stand-in",)
 MISSING = object()
 SEAL_CHUNK = 250
 BREATHE_EVERY = 8
+Task = AgentTask | MadeTask
 RANKS = {"STARTED": 0, "MODEL_CALL": 1, "TOOL_CALL": 1, "TOOL_RESULT": 2, "ENDED": 3}
 
 SPAN_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us")
@@ -67,12 +69,6 @@ NO_LONGER_WAITING = {
               'AND "span_id" IN (SELECT "value" FROM json_each(?))',
 }
 WAITING = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_span" WHERE "received_us"<=$1'
-TASK_COLUMNS = (
-    "id", "tenant", "agent", "skill", "cause", "given", "requester_id", "actor_id", "status", "outcome", "result",
-    "started_at", "ended_at", "session", "parent_id", "root_id", "depth", "sequence", "path", "chain_length",
-    "chain_head", "withheld",
-)
-EMPTY_TASK = dict.fromkeys(AgentTask._meta.fields_map)
 SIBLINGS = 'SELECT "parent_id", COUNT(*) AS "n" FROM "agent_task" WHERE "parent_id" IN ({}) GROUP BY "parent_id"'
 LAST_TURNS = 'SELECT "task_id", MAX("turn") AS "last" FROM "llm_call" WHERE "task_id" IN ({}) GROUP BY "task_id"'
 LOGGING = 'SELECT "name","logging" FROM "agent" WHERE "tenant"=$1 AND "name" IN ({})'
@@ -198,15 +194,15 @@ class Placing:
         self.tenant, self.trace_id, self.conn = tenant, trace_id, conn
         self.spans, self.found, self.ids = spans, found, ids
         self.bodies: dict[str, dict[str, Any]] = {}
-        self.made: dict[str, AgentTask] = {}
-        self.stand_in: AgentTask | None = None
-        self.tasks: dict[uuid.UUID, AgentTask] = {}
-        self.new_tasks: list[AgentTask] = []
-        self.roots: dict[uuid.UUID, AgentTask] = {}
+        self.made: dict[str, MadeTask] = {}
+        self.stand_in: Task | None = None
+        self.tasks: dict[uuid.UUID, Task] = {}
+        self.new_tasks: list[MadeTask] = []
+        self.roots: dict[uuid.UUID, Task] = {}
         self.children: dict[uuid.UUID, int] = {}
         self.logging: dict[str, str | None] = {}
         self.reasons: dict[str, str | None] = {}
-        self.steps: list[tuple[tuple, Any, dict | None, AgentTask]] = []
+        self.steps: list[tuple[tuple, Any, dict | None, Task]] = []
         self.folded: list[list[str | None]] = []
         self.waited: list[str] = []
         self.stand_in_entry: list[str | None] | None = None
@@ -244,7 +240,7 @@ class Placing:
             self.stand_in_entry = placed_entry(STAND_IN_SPAN, None, AGENT, str(self.stand_in.id))
         db.send(self._record_placed())
 
-    def parent_of(self, target: tuple) -> AgentTask | None:
+    def parent_of(self, target: tuple) -> Task | None:
         if target is ROOT:
             return None
         if target is STAND_IN:
@@ -267,7 +263,7 @@ class Placing:
         self.line(task, call.kind, time_of(body["start"]), call.summary, call.payload, call.figures)
         self.line(task, result.kind, time_of(body["end"]), result.summary, result.payload, result.figures)
 
-    def model_call(self, sid: str, mapped: Mapped | None) -> tuple[Any, datetime, AgentTask]:
+    def model_call(self, sid: str, mapped: Mapped | None) -> tuple[Any, datetime, Task]:
         """The model call's draft, its time and its task; a call made inside a tool span is that tool's."""
         body = self.bodies[sid]
         tool = self.tool_above(sid)
@@ -295,9 +291,8 @@ class Placing:
     def store_tasks(self, db: Pipeline) -> None:
         """Sends the tasks made."""
         if self.new_tasks:
-            rows = [tuple(getattr(t, c) if c != "id" else str(t.id) for c in TASK_COLUMNS) for t in self.new_tasks]
-            rows = [tuple(str(v) if isinstance(v, uuid.UUID) else v for v in row) for row in rows]
-            db.send(insert_rows(self.conn, "agent_task", TASK_COLUMNS, rows))
+            rows = [made_task.stored_row(task) for task in self.new_tasks]
+            db.send(insert_rows(self.conn, "agent_task", made_task.COLUMNS, rows))
 
     async def existing(self, task_ids: set[uuid.UUID]) -> None:
         if not task_ids:
@@ -328,28 +323,28 @@ class Placing:
             self.reasons[agent] = withheld_reason(self.logging.get(agent))
         return self.reasons[agent]
 
-    def make_task(self, parent: AgentTask | None, fields: dict[str, Any], start: datetime, end: datetime,
-                  failed: bool, message: str | None, actor: str, task_id: uuid.UUID | None = None) -> AgentTask:
+    def make_task(self, parent: Task | None, fields: dict[str, Any], start: datetime,
+                  end: datetime, failed: bool, message: str | None, actor: str,
+                  task_id: uuid.UUID | None = None) -> MadeTask:
         reason = self.withheld(fields["agent"])
         status = "FAILED" if failed else "DONE"
-        task = AgentTask._init_from_db(**{
-            **EMPTY_TASK, "id": task_id or uuid.uuid4(), "tenant": self.tenant, "agent": fields["agent"],
-            "skill": fields["skill"], "cause": "SPAWN" if parent else "REQUEST",
-            "given": None if reason else fields.get("given"), "requester_id": fields.get("requester"),
-            "actor_id": actor, "status": status, "outcome": message if failed else None,
-            "result": None if reason or fields.get("result") is None else compact_json(fields["result"]),
-            "started_at": start, "ended_at": end,
-            "session": fields.get("session") or (parent.session if parent else None), "withheld": reason,
-            "chain_length": 0, "chain_head": "0" * 64,
-        })
+        task_id = task_id or uuid.uuid4()
         if parent is None:
-            task.parent_id, task.root_id, task.depth, task.sequence, task.path = None, task.id, 0, 1, str(task.id)
-            self.roots[task.id] = task
+            parent_id, root_id, depth, sequence, path = None, task_id, 0, 1, str(task_id)
         else:
-            self.children[parent.id] = self.children.get(parent.id, 0) + 1
-            task.parent_id, task.root_id = parent.id, parent.root_id
-            task.depth, task.sequence = parent.depth + 1, self.children[parent.id]
-            task.path = f"{parent.path}/{task.id}"
+            sequence = self.children[parent.id] = self.children.get(parent.id, 0) + 1
+            parent_id, root_id, depth, path = parent.id, parent.root_id, parent.depth + 1, f"{parent.path}/{task_id}"
+        result = fields.get("result")
+        task = MadeTask(
+            id=task_id, tenant=self.tenant, agent=fields["agent"], skill=fields["skill"],
+            cause="SPAWN" if parent else "REQUEST", given=None if reason else fields.get("given"),
+            requester_id=fields.get("requester"), actor_id=actor, status=status,
+            outcome=message if failed else None, result=None if reason or result is None else compact_json(result),
+            started_at=start, ended_at=end, session=fields.get("session") or (parent.session if parent else None),
+            parent_id=parent_id, root_id=root_id, depth=depth, sequence=sequence, path=path, withheld=reason,
+        )
+        if parent is None:
+            self.roots[task.id] = task
         self.tasks[task.id] = task
         self.new_tasks.append(task)
         requester = {"id": task.requester_id, "name": None} if task.requester_id else None
@@ -358,13 +353,13 @@ class Placing:
         self.line(task, "ENDED", end, sentences.ended(status), task.result, (None,) * 10)
         return task
 
-    def line(self, task: AgentTask, kind: str, at: datetime, summary: str | None, payload: str | None,
+    def line(self, task: Task, kind: str, at: datetime, summary: str | None, payload: str | None,
              figures: tuple, by_tool: str | None = None, call: dict | None = None) -> None:
         reason = self.withheld(task.agent)
         step = (kind, summary, None if reason else payload, figures, reason, by_tool)
         self.steps.append(((task.root_id, at, RANKS[kind], len(self.steps)), step, call, task))
 
-    async def seal(self, db: Pipeline) -> list[tuple[AgentTask, int, str, int]]:
+    async def seal(self, db: Pipeline) -> list[tuple[Task, int, str, int]]:
         """Sends the meter rows, then seals each tree's lines in order, a chunk at a time, sending each chunk as
         it is sealed so the database stores one while the next is hashed. Returns each tree's new length and head,
         and the lines added."""

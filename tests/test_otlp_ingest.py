@@ -146,6 +146,19 @@ async def test_the_same_span_twice_is_recorded_once_and_a_replayed_export_append
     assert [await times_taken(shop.tenant, span.span_id.hex()) for span in spans] == [1] * len(spans)
 
 
+async def test_one_export_may_hold_several_traces_each_its_own_tree(client):
+    shop = Shop(client)
+    await shop.setup()
+    first, second = estimate(new_trace_id()), estimate(new_trace_id())
+
+    response = await post(shop, export(*first[1:], *second, first[0]))
+
+    assert response.status_code == 200
+    trees = await roots(shop)
+    assert [(t["agent"], t["chainLength"], t["modelCalls"]) for t in trees] == [("Estimator", 8, 1)] * 2
+    assert all([(await shop.verify(t["id"]))["intact"] for t in trees])
+
+
 async def test_exports_of_one_trace_taken_at_once_each_record_every_span_once(client):
     shop = Shop(client)
     await shop.setup()
