@@ -63,7 +63,11 @@ def json_text(field: str, value: Any) -> str | None:
     if value is None:
         return None
     stored = compact_json(value)
-    if len(stored.encode("utf-8")) > JSON_BYTES:
+    try:
+        size = len(stored.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise BadInput(f"{field} holds text that is not Unicode (an unpaired surrogate).") from exc
+    if size > JSON_BYTES:
         raise BadInput(f"{field} is more than {JSON_BYTES} bytes of JSON.")
     return stored
 

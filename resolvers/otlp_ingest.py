@@ -93,8 +93,17 @@ class Taken:
 
 def waiting_row(tenant: str, span: Mapped, received_us: int) -> tuple:
     """The row of a span that must wait: its body kept whole until it is placed."""
-    return (tenant, span.trace_id, span.span_id, span.parent_span_id, span.kind, compact_json(span.body()),
-            received_us)
+    return (tenant, span.trace_id, span.span_id, span.parent_span_id, span.kind, body_text(span), received_us)
+
+
+def body_text(span: Mapped) -> str:
+    """The span's body as JSON text. Mapping leaves no number JSON cannot hold but integers past 64 bits, or
+    text with an unpaired surrogate from an escape in content JSON, which the general encoder writes."""
+    body = span.body()
+    try:
+        return orjson.dumps(body).decode()
+    except orjson.JSONEncodeError:
+        return compact_json(body)
 
 
 def placed_entry(span_id: str, parent_span_id: str | None, kind: str, task_id: str | None = None,

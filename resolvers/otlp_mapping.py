@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,8 +104,12 @@ class Mapped:
                 "statusMessage": self.status_message, "fields": self.fields}
 
 
+NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
 def value_of(any_value: Any) -> Any:
-    """An OTLP AnyValue as plain Python."""
+    """An OTLP AnyValue as plain Python; a double that is not a finite number as its JSON spelling, so that
+    everything kept of a span is plain JSON."""
     which = any_value.WhichOneof("value")
     if which is None:
         return None
@@ -112,6 +117,9 @@ def value_of(any_value: Any) -> Any:
         if len(any_value.string_value) > ATTRIBUTE_BYTES:
             raise Hostile(f"an attribute value is longer than {ATTRIBUTE_BYTES} characters")
         return any_value.string_value
+    if which == "double_value":
+        number = any_value.double_value
+        return number if math.isfinite(number) else NON_FINITE[str(number)]
     if which == "array_value":
         return [value_of(v) for v in any_value.array_value.values]
     if which == "kvlist_value":
@@ -124,7 +132,14 @@ def value_of(any_value: Any) -> Any:
 
 
 def attributes_of(key_values: Any) -> dict[str, Any]:
-    return {kv.key: value_of(kv.value) for kv in key_values}
+    attrs = {}
+    for kv in key_values:
+        value = kv.value
+        if value.WhichOneof("value") == "string_value" and len(value.string_value) <= ATTRIBUTE_BYTES:
+            attrs[kv.key] = value.string_value
+        else:
+            attrs[kv.key] = value_of(value)
+    return attrs
 
 
 def kind_of(attrs: dict[str, Any]) -> str:
@@ -145,13 +160,18 @@ JSON_STARTS = frozenset('[{"')
 
 
 def _json_or_text(value: Any) -> Any:
-    """Content attributes carry JSON as a string; a string that is not JSON is kept as it is."""
+    """Content attributes carry JSON as a string; a string that is not JSON (NaN and Infinity are not) is kept
+    as it is."""
     if isinstance(value, str) and value.lstrip()[:1] in JSON_STARTS:
         try:
-            return json.loads(value)
+            return json.loads(value, parse_constant=_not_json)
         except ValueError:
             return value
     return value
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _count(name: str, value: Any) -> int | None:

@@ -1,8 +1,11 @@
 """The attribute table: GenAI (old and new names) and OpenInference spans to agentlog's fields."""
 
+import json
+
 import pytest
 
 from models.errors import BadInput
+from resolvers.otlp_ingest import body_text
 from resolvers.otlp_mapping import AGENT, ATTRIBUTES, LLM, OTHER, TOOL, map_request, map_span
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span
 
@@ -132,3 +135,50 @@ def test_the_table_names_each_field_by_at_least_one_attribute():
     assert all(names for names in ATTRIBUTES.values())
     with pytest.raises(BadInput):
         map_span(RESOURCE, span(new_trace_id(), "chat", {"gen_ai.operation.name": "chat"}))
+
+
+def _strict(text: str):
+    def refuse(constant):
+        raise ValueError(constant)
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_numbers_json_cannot_hold_are_kept_as_their_spelling_and_bodies_stay_plain_json():
+    t = new_trace_id()
+    mapped = map_span(RESOURCE, chat(t, new_span_id(), **{
+        "gen_ai.input.messages": '[{"role": "user", "content": NaN}]', "gen_ai.output.messages": float("inf"),
+        "gen_ai.system_instructions": float("nan"),
+    }))
+
+    assert mapped.fields["messages"] == '[{"role": "user", "content": NaN}]'
+    assert (mapped.fields["response"], mapped.fields["system_prompt"]) == ("Infinity", "NaN")
+    assert _strict(body_text(mapped)) == json.loads(json.dumps(mapped.body()))
+    assert _strict(mapped.drafts[0].payload)["response"] == "Infinity"
+
+
+def test_a_count_that_is_not_finite_is_rejected_as_not_a_number():
+    request = export(chat(new_trace_id(), new_span_id(), **{"gen_ai.usage.input_tokens": float("inf")}),
+                     chat(new_trace_id(), new_span_id(), **{"gen_ai.usage.output_tokens": float("nan")}))
+
+    mapped, rejected, message = map_request(request)
+
+    assert (mapped, rejected) == ([], 2)
+    assert "is not a number" in message
+
+
+def test_a_body_orjson_cannot_write_is_written_by_the_general_encoder():
+    big = 2**70
+    mapped = map_span(RESOURCE, chat(new_trace_id(), new_span_id(), **{
+        "gen_ai.output.messages": f'[{{"role": "assistant", "content": {big}}}]'}))
+
+    assert json.loads(body_text(mapped))["fields"]["response"] == [{"role": "assistant", "content": big}]
+
+
+def test_content_with_an_unpaired_surrogate_is_rejected_not_a_crash():
+    request = export(chat(new_trace_id(), new_span_id(), **{
+        "gen_ai.output.messages": '[{"role": "assistant", "content": "\\ud800"}]'}))
+
+    mapped, rejected, message = map_request(request)
+
+    assert (mapped, rejected) == ([], 1)
+    assert "not Unicode" in message
