@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import asyncpg
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -13,6 +14,7 @@ from tortoise.exceptions import DBConnectionError
 from models.errors import Unauthenticated
 from permissions.tokens import principal_from_header
 from resolvers import metrics, otlp_decode, otlp_ingest, settings
+from resolvers.events import publish_tasks
 from resolvers.otlp_mapping import Hostile
 
 log = logging.getLogger("agentlog.otlp")
@@ -62,7 +64,8 @@ async def traces(request: Request) -> Response:
         log.warning("OTLP export refused while the database is away: %s", exc)
         return _refused(503, "The database cannot be reached; send the export again.", {"Retry-After": "5"})
     metrics.otlp_spans(taken.taken, taken.rejected)
-    return Response(otlp_decode.answer(media, taken.rejected, taken.message), media_type=media)
+    told = BackgroundTask(publish_tasks, list(taken.events)) if taken.events else None
+    return Response(otlp_decode.answer(media, taken.rejected, taken.message), media_type=media, background=told)
 
 
 ROUTES = [Route("/v1/traces", traces, methods=["POST"])]

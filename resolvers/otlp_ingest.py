@@ -84,11 +84,13 @@ def time_of(ns: int) -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class Taken:
-    """What one export came to: spans taken (stored, or already stored before) and spans rejected, with why."""
+    """What one export came to: spans taken (stored, or already stored before) and spans rejected, with why;
+    and the task events of its placing, for the caller to tell once the export is answered."""
 
     taken: int
     rejected: int
     message: str | None = None
+    events: tuple[tuple[str, Task], ...] = ()
 
 
 def waiting_row(tenant: str, span: Mapped, received_us: int) -> tuple:
@@ -462,11 +464,12 @@ def _depth(span_id: str, found: dict[str, tuple]) -> int:
 
 
 async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
-                      fresh: dict[str, Mapped] | None = None) -> int:
+                      fresh: dict[str, Mapped] | None = None, told: list[tuple[str, Task]] | None = None) -> int:
     """Stores the spans of the export being taken (`fresh`) and places every span of the trace that can be placed
     now, in one transaction; returns how many were placed. A fresh span placed at once is never written to wait;
     one that must wait is stored with its body. Fresh spans, and waiting spans this process keeps
-    (`otlp_kept`), are used as mapped; the others as stored."""
+    (`otlp_kept`), are used as mapped; the others as stored. Its task events are told once it has committed,
+    or, given `told`, added to it for the caller to tell."""
     fresh = fresh or {}
     received = micros(now)
     placing = None
@@ -494,8 +497,12 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
     if placing is None:
         return 0
     KEPT.drop(tenant, trace_id, found)
-    await publish_tasks([("AgentTaskStarted", task) for task in placing.new_tasks]
-                        + [(ENDED_EVENTS[task.status], task) for task in placing.new_tasks])
+    events = [("AgentTaskStarted", task) for task in placing.new_tasks]
+    events += [(ENDED_EVENTS[task.status], task) for task in placing.new_tasks]
+    if told is None:
+        await publish_tasks(events)
+    else:
+        told += events
     return len(found)
 
 
@@ -549,19 +556,21 @@ async def sweep(now: datetime | None = None, everything: bool = False) -> int:
 async def take_export(tenant: str, request: Any, now: datetime | None = None) -> Taken:
     """Maps the export's spans, then per trace stores them and places what can be placed, durably before the
     export is acknowledged. Should placing fail, the spans are stored to wait for the sweep; should storing fail
-    too, the export is refused. The count of spans taken and rejected is the export's answer."""
+    too, the export is refused. The count of spans taken and rejected is the export's answer; the task events
+    of what was placed are the caller's to tell, after answering."""
     mapped, rejected, message = map_request(request)
     when = now or datetime.now(timezone.utc)
     traces: dict[str, dict[str, Mapped]] = {}
     for span in mapped:
         traces.setdefault(span.trace_id, {}).setdefault(span.span_id, span)
+    told: list[tuple[str, Task]] = []
     for trace_id in sorted(traces):
         try:
-            await place_trace(tenant, trace_id, when, settings.otlp_wait_s(), traces[trace_id])
+            await place_trace(tenant, trace_id, when, settings.otlp_wait_s(), traces[trace_id], told)
         except Exception:
             await store(tenant, trace_id, traces[trace_id], when)
             log.exception("could not place trace %s yet; its spans are stored and tried again", trace_id)
-    return Taken(len(mapped), rejected, message)
+    return Taken(len(mapped), rejected, message, tuple(told))
 
 
 @asynccontextmanager
