@@ -85,6 +85,13 @@ class Settings(BaseSettings):
     retention_sweep_s: int = setting(
         3600, "seconds between two sweeps that forget work past its tenant's `retainDays`", ge=1
     )
+    gc_young: int = setting(
+        20_000,
+        "objects a server process allocates between two collections of Python's youngest generation (Python's "
+        "own default is 700); a request that places a trace allocates tens of thousands that are freed as it "
+        "ends. `0` leaves Python's default",
+        ge=0,
+    )
 
     @field_validator("database_url")
     @classmethod
@@ -218,6 +225,10 @@ def otlp_wait_s() -> float:
 
 def otlp_kept_bytes() -> int:
     return current().otlp_kept_mb * 1_000_000
+
+
+def gc_young() -> int:
+    return current().gc_young
 
 
 def executor() -> str:

@@ -1,5 +1,6 @@
 """Every AGENTLOG_* setting is checked before the server starts, and the README lists each one as it is."""
 
+import gc
 import os
 import subprocess
 import sys
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from graph.app import settle_heap
 from resolvers import settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -82,3 +84,22 @@ def test_a_misspelt_variable_is_named(monkeypatch):
 
     assert "AGENTLOG_MAX_TOKEN" in settings.unknown()
     assert "AGENTLOG_MAX_TOKENS" not in settings.unknown()
+
+
+@pytest.fixture
+def thresholds():
+    before = gc.get_threshold()
+    yield before
+    gc.set_threshold(*before)
+    gc.unfreeze()
+
+
+@pytest.mark.parametrize(("young", "expected"), [("12345", 12345), ("0", None)])
+def test_a_started_server_collects_its_youngest_generation_as_set(monkeypatch, thresholds, young, expected):
+    monkeypatch.setenv("AGENTLOG_GC_YOUNG", young)
+    gc.set_threshold(700, *thresholds[1:])
+
+    settle_heap()
+
+    assert gc.get_threshold() == (expected or 700, *thresholds[1:])
+    assert gc.get_freeze_count() > 0
