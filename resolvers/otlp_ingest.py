@@ -68,6 +68,7 @@ NO_LONGER_WAITING = {
     "sqlite": 'DELETE FROM "otlp_span" WHERE "tenant"=? AND "trace_id"=? '
               'AND "span_id" IN (SELECT "value" FROM json_each(?))',
 }
+NONE_WAITING = 'DELETE FROM "otlp_span" WHERE "tenant"=$1 AND "trace_id"=$2'
 WAITING = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_span" WHERE "received_us"<=$1'
 SIBLINGS = 'SELECT "parent_id", COUNT(*) AS "n" FROM "agent_task" WHERE "parent_id" IN ({}) GROUP BY "parent_id"'
 LAST_TURNS = 'SELECT "task_id", MAX("turn") AS "last" FROM "llm_call" WHERE "task_id" IN ({}) GROUP BY "task_id"'
@@ -216,6 +217,7 @@ class Placing:
         self.steps: list[tuple[tuple, Any, dict | None, Task]] = []
         self.folded: list[list[str | None]] = []
         self.waited: list[str] = []
+        self.none_left_waiting = False
         self.stand_in_entry: list[str | None] | None = None
 
     async def read(self, db: Pipeline, known: dict[str, Mapped], waiting: list[tuple]) -> None:
@@ -416,7 +418,8 @@ class Placing:
 
     async def _record_placed(self) -> None:
         """The pass's spans placed, in one row: those placed now, the export's folded spans and a new stand-in;
-        the spans that waited for this pass wait no more."""
+        the spans that waited for this pass wait no more (when none of the trace's is left waiting, they are
+        deleted by trace, a range of the index rather than a lookup each)."""
         entries = [placed_entry(sid, self.spans[sid]["parent_span_id"], self.spans[sid]["kind"],
                                 str(self.ids[sid]) if sid in self.ids else None,
                                 self.bodies[sid]["fields"]["tool"] if self.spans[sid]["kind"] == TOOL else None)
@@ -424,7 +427,9 @@ class Placing:
         if self.stand_in_entry is not None:
             entries.append(self.stand_in_entry)
         await write_placed(self.conn, self.tenant, self.trace_id, entries + self.folded)
-        if self.waited:
+        if self.waited and self.none_left_waiting:
+            await self.conn.execute_query(placeholders(self.conn, NONE_WAITING), [self.tenant, self.trace_id])
+        elif self.waited:
             dialect = self.conn.capabilities.dialect
             ids = self.waited if dialect == "postgres" else compact_json(self.waited)
             await self.conn.execute_query(NO_LONGER_WAITING[dialect], [self.tenant, self.trace_id, ids])
@@ -488,6 +493,8 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
             ids = {sid: uuid.uuid4() for sid in found if spans[sid]["kind"] == AGENT}
             placing = Placing(tenant, trace_id, conn, spans, found, ids)
             placing.folded, placing.waited = folded, [sid for sid in found if sid not in new]
+            placing.none_left_waiting = all(sid in found for sid, span in spans.items()
+                                            if not span["placed"] and sid not in new)
             await _place(conn, placing, list(waiting.values()), {**KEPT.of(tenant, trace_id), **fresh})
         else:
             if waiting:

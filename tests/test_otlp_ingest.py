@@ -130,6 +130,26 @@ async def test_spans_whose_parent_never_comes_hang_under_a_stand_in_after_the_wa
     assert (await shop.verify(task["id"]))["intact"] is True
 
 
+async def test_a_parent_that_comes_places_its_spans_and_leaves_the_others_waiting(client):
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root, missing = agent(t, "Estimator"), new_span_id()
+    helper, stray = agent(t, "Stockist", parent=root.span_id), agent(t, "Lost", parent=missing)
+    under_helper, under_stray = chat(t, helper.span_id), chat(t, stray.span_id)
+
+    await post(shop, export(under_helper, helper, under_stray, stray))
+    await post(shop, export(root))
+
+    [task] = await roots(shop)
+    assert [child["agent"] for child in task["children"]] == ["Stockist"] and task["chainLength"] == 5
+    waiting = sorted(span.span_id for span in await OtlpSpan.filter(tenant=shop.tenant))
+    assert waiting == sorted([stray.span_id.hex(), under_stray.span_id.hex()])
+    await sweep(datetime.now(timezone.utc) + timedelta(seconds=61))
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
+    assert sorted(t["agent"] for t in await roots(shop)) == ["Estimator", "unknown"]
+
+
 async def test_the_same_span_twice_is_recorded_once_and_a_replayed_export_appends_nothing(client):
     shop = Shop(client)
     await shop.setup()
