@@ -107,7 +107,7 @@ async def verify_under_load_figure(url: str) -> Figure:
     return lower_is_better("verify_under_load", found["loaded_s"], found["idle_s"], "s", 3)
 
 
-async def otlp_figures(url: str, repeats: int = 5) -> list[Figure]:
+async def otlp_figures(url: str, repeats: int = 9) -> list[Figure]:
     """Each run ingests a new copy of the trace; agentlog and the baseline alternate, and the medians count."""
     ours, theirs = [], []
     async with ingest.served(url) as base:
