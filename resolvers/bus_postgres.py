@@ -17,7 +17,7 @@ from tortoise.connection import get_connection
 
 from resolvers.bus import FeedLost, Hub
 from models import AgentTask
-from resolvers.events import TaskNotice, add_publisher, notice_of, notices_of, remove_publisher
+from resolvers.events import TaskNotice, add_publisher, notice_of, notices_json, remove_publisher
 
 log = logging.getLogger("agentlog.events")
 
@@ -34,7 +34,7 @@ async def notify(event: str, task: AgentTask) -> None:
 async def notify_many(events: list[tuple[str, AgentTask]]) -> None:
     await get_connection("default").execute_query(
         "SELECT pg_notify($1, t) FROM unnest($2::text[]) WITH ORDINALITY AS n(t, i) ORDER BY i",
-        [CHANNEL, packed([notice.to_json() for notice in notices_of(events)])],
+        [CHANNEL, packed(notices_json(events))],
     )
 
 

@@ -84,26 +84,25 @@ def event_time(event: str, task: AgentTask) -> datetime:
     return datetime.now(timezone.utc)
 
 
-def notice_of(event: str, task: AgentTask, snapshot: dict[str, Any] | None = None) -> TaskNotice:
-    """The event's notice; `snapshot` is the task's, when already taken for another of its events."""
-    if snapshot is None:
-        snapshot = snapshot_of(task)
-    return TaskNotice(event=event, tenant=task.tenant, at=event_time(event, task), task=snapshot)
+def notice_of(event: str, task: AgentTask) -> TaskNotice:
+    return TaskNotice(event=event, tenant=task.tenant, at=event_time(event, task), task=snapshot_of(task))
 
 
 def snapshot_of(task: AgentTask) -> dict[str, Any]:
     return {name: getattr(task, name) for name in SNAPSHOT_FIELDS}
 
 
-def notices_of(events: list[tuple[str, AgentTask]]) -> list[TaskNotice]:
-    """Events published together as notices, each task's figures taken once."""
-    snapshots: dict[int, dict[str, Any]] = {}
+def notices_json(events: list[tuple[str, AgentTask]]) -> list[bytes]:
+    """Events published together, each as its notice's JSON (`TaskNotice.to_json`); each task's figures are
+    taken and written once, for all its events."""
+    figures_of: dict[int, bytes] = {}
     notices = []
     for event, task in events:
-        snapshot = snapshots.get(id(task))
-        if snapshot is None:
-            snapshot = snapshots[id(task)] = snapshot_of(task)
-        notices.append(notice_of(event, task, snapshot))
+        figures = figures_of.get(id(task))
+        if figures is None:
+            figures = figures_of[id(task)] = orjson.dumps(snapshot_of(task), default=str)
+        head = orjson.dumps({"event": event, "tenant": task.tenant, "at": event_time(event, task)}, default=str)
+        notices.append(head[:-1] + b',"task":' + figures + b"}")
     return notices
 
 

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from models import AgentTask
 from resolvers.bus_postgres import PAYLOAD_BYTES, heard, packed
-from resolvers.events import notice_of, notices_of
+from resolvers.events import notice_of, notices_json
 
 
 def task(agent: str, depth: int = 1) -> AgentTask:
@@ -21,8 +21,10 @@ def test_many_notices_pack_under_the_limit_in_order_even_in_many_bytes_a_charact
     tasks = [task(f"Prüfer-{'ß' * 80}-{n}") for n in range(120)]
     events = [("AgentTaskStarted", t) for t in tasks] + [("AgentTaskFinished", t) for t in tasks]
 
-    payloads = packed([notice.to_json() for notice in notices_of(events)])
+    notices = notices_json(events)
+    payloads = packed(notices)
 
+    assert notices == [notice_of(event, t).to_json() for event, t in events]
     assert 1 < len(payloads) < len(events)
     assert max(len(p.encode()) for p in payloads) <= PAYLOAD_BYTES
     told = [notice for payload in payloads for notice in heard(payload)]
