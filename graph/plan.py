@@ -23,7 +23,7 @@ from graph.pages import record_key
 from permissions.access import ancestor_ids
 from resolvers import tree
 from resolvers.pages import MAX_FIRST, Page
-from resolvers.rows import LINE_COLUMNS, TaskRow
+from resolvers.rows import LINE_COLUMNS, TaskRow, task_row_of
 
 TASK_VALUED = ("children", "subtree", "parent", "root", "lineage")
 PAGED = ("children", "subtree", "trace", "record", "calls")
@@ -133,9 +133,11 @@ async def prefetch(context: Any, plan: TaskPlan, rows: Sequence[TaskRow]) -> Non
     """Reads what `plan` needs for `rows` and for every task it reaches from them.
 
     First every task the selection reaches (a chain of `children` in one descendants query), then, in
-    one pass, what each level asks of them: one batch per kind of read for the whole tree.
+    one pass, what each level asks of them: one batch per kind of read for the whole tree. A task reached is a
+    task read: a field that asks for it by id (a subtree's root, say) finds it without another statement.
     """
     reached = await _reach(context, plan, list(rows))
+    context.loaders.task.remember({row.id: task_row_of(row) for _, level_rows in reached for row in level_rows})
     wanted: dict[Loader, list[Any]] = defaultdict(list)
     records: dict[tuple[Columns, Page], list[Any]] = defaultdict(list)
     for level_plan, level_rows in reached:

@@ -116,3 +116,17 @@ async def test_the_large_tree_read_in_one_request_adds_up(client, trees):
     assert len(root["subtree"]) == 499
     assert all(len(task["trace"]) == (6 if task["toolCalls"] else 3) for task in tasks)
     assert all(task["turns"] == 1 and task["modelCalls"] == (2 if task["toolCalls"] else 1) for task in tasks)
+
+
+@pytest.mark.parametrize("query", [
+    "query($id: ID!) {{ task(id: $id) {{ id {fields} subtree {{ id }} }} }}",
+    'query {{ tasks(filter: {{ rootsOnly: true }}, first: 1) {{ edges {{ node {{ id {fields} subtree {{ id }} }} }} }} }}',
+])
+async def test_a_roots_chain_length_read_beside_its_subtree_costs_no_statement_more(client, trees, query):
+    shop, tree = trees["small"]
+
+    _, without = await read_counting(client, query.format(fields=""), {"id": tree[0][0]}, shop.noor)
+    data, with_chain = await read_counting(client, query.format(fields="chainLength"), {"id": tree[0][0]}, shop.noor)
+
+    assert "chainLength" in str(data)
+    assert with_chain == without
