@@ -50,10 +50,7 @@ class TaskNotice:
         return top in ancestor_ids(self.task["path"])
 
     def to_json(self) -> bytes:
-        """The notice as JSON; ids and times as their text, as `str` and `isoformat` write them (a driver's own
-        id type, which orjson does not know, through `str`)."""
-        notice = {"event": self.event, "tenant": self.tenant, "at": self.at, "task": self.task}
-        return orjson.dumps(notice, default=str)
+        return notice_json(self.event, self.tenant, self.at, _figures_json(self.task))
 
     def to_text(self) -> str:
         return self.to_json().decode()
@@ -92,17 +89,27 @@ def snapshot_of(task: AgentTask) -> dict[str, Any]:
     return {name: getattr(task, name) for name in SNAPSHOT_FIELDS}
 
 
+def notice_json(event: str, tenant: str, at: datetime, figures: bytes) -> bytes:
+    """A notice as JSON, given its task's figures as JSON; ids and times as their text, as `str` and `isoformat`
+    write them (a driver's own id type, which orjson does not know, through `str`)."""
+    head = orjson.dumps({"event": event, "tenant": tenant, "at": at}, default=str)
+    return head[:-1] + b',"task":' + figures + b"}"
+
+
+def _figures_json(figures: dict[str, Any]) -> bytes:
+    return orjson.dumps(figures, default=str)
+
+
 def notices_json(events: list[tuple[str, AgentTask]]) -> list[bytes]:
-    """Events published together, each as its notice's JSON (`TaskNotice.to_json`); each task's figures are
-    taken and written once, for all its events."""
+    """Events published together, each as its notice's JSON; each task's figures are taken and written once,
+    for all its events."""
     figures_of: dict[int, bytes] = {}
     notices = []
     for event, task in events:
         figures = figures_of.get(id(task))
         if figures is None:
-            figures = figures_of[id(task)] = orjson.dumps(snapshot_of(task), default=str)
-        head = orjson.dumps({"event": event, "tenant": task.tenant, "at": event_time(event, task)}, default=str)
-        notices.append(head[:-1] + b',"task":' + figures + b"}")
+            figures = figures_of[id(task)] = _figures_json(snapshot_of(task))
+        notices.append(notice_json(event, task.tenant, event_time(event, task), figures))
     return notices
 
 
