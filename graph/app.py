@@ -6,12 +6,10 @@ liveness at /healthz, readiness at /readyz, metrics at /metrics; every route beh
 from __future__ import annotations
 
 import gc
-import json
 import logging
 from contextlib import asynccontextmanager
 from typing import Any
 
-import orjson
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -33,7 +31,7 @@ from graph.schema import build_schema
 from graph.subscription import admit
 from graph.unavailable import Unavailable
 from graph.view import JSONErrorsView
-from models import db
+from models import db, fast_json
 from permissions.tokens import principal_from_header
 from resolvers import bus, metrics, otlp_ingest, retention, settings, signing
 from models.errors import Unauthenticated
@@ -47,11 +45,8 @@ class AgentlogGraphQL(JSONErrorsView, GraphQL):
 
     def encode_json(self, data: object) -> bytes | str:
         """An answer as compact JSON in UTF-8: orjson is several times faster than `json` on a page of
-        thousands of lines; `json` takes what orjson refuses (integers past 64 bits, lone surrogates)."""
-        try:
-            return orjson.dumps(data)
-        except orjson.JSONEncodeError:
-            return json.dumps(data, separators=(",", ":"))
+        thousands of lines."""
+        return fast_json.dumps(data)
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
         if isinstance(request, WebSocket):

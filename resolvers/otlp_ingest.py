@@ -24,7 +24,7 @@ import orjson
 from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
-from models import AgentTask
+from models import AgentTask, fast_json
 from models.chain import compact_json
 from models.db import placeholders
 from resolvers import lines, made_task, sentences, settings
@@ -100,13 +100,8 @@ def waiting_row(tenant: str, span: Mapped, received_us: int) -> tuple:
 
 
 def body_text(span: Mapped) -> str:
-    """The span's body as JSON text. Mapping leaves no number JSON cannot hold but integers past 64 bits, or
-    text with an unpaired surrogate from an escape in content JSON, which the general encoder writes."""
-    body = span.body()
-    try:
-        return orjson.dumps(body).decode()
-    except orjson.JSONEncodeError:
-        return compact_json(body)
+    """The span's body as JSON text (mapping leaves in it no number JSON cannot hold)."""
+    return fast_json.dumps(span.body()).decode()
 
 
 def placed_entry(span_id: str, parent_span_id: str | None, kind: str, task_id: str | None = None,
