@@ -116,6 +116,22 @@ async def write_placed(conn: Any, tenant: str, trace_id: str, entries: list[list
         await conn.execute_query(placeholders(conn, PLACED), [tenant, trace_id, orjson.dumps(entries).decode()])
 
 
+async def write_unplaced(conn: Any, tenant: str, trace_id: str, waiting: list[tuple],
+                         folded: list[list[str | None]]) -> None:
+    """Spans taken without a placing: those that must wait, as their rows, and folded spans, placed as they come."""
+    if waiting:
+        await insert_rows(conn, "otlp_span", SPAN_COLUMNS, waiting)
+    await write_placed(conn, tenant, trace_id, folded)
+
+
+def span_record(span_id: str, parent_span_id: str | None, kind: str, received_us: int | None, placed: bool,
+                task_id: str | None = None, tool: str | None = None) -> dict[str, Any]:
+    """What placing knows of a span of the trace: where it hangs, whether it is placed (then its task and its
+    tool), and when a span still waiting was received."""
+    return {"span_id": span_id, "parent_span_id": parent_span_id, "kind": kind, "received_us": received_us,
+            "placed": placed, "task_id": task_id, "tool": tool}
+
+
 async def trace_spans(conn: Any, tenant: str, trace_id: str) -> dict[str, dict[str, Any]]:
     """Every span of the trace taken so far, waiting or placed, by span id; the later pass wins."""
     rows = await conn.execute_query_dict(placeholders(conn, TRACE_SPANS), [tenant, trace_id, tenant, trace_id])
@@ -123,15 +139,13 @@ async def trace_spans(conn: Any, tenant: str, trace_id: str) -> dict[str, dict[s
     passes = []
     for row in rows:
         if row["spans"] is None:
-            spans[row["span_id"]] = {"span_id": row["span_id"], "parent_span_id": row["parent_span_id"],
-                                     "kind": row["kind"], "received_us": row["received_us"], "placed": False,
-                                     "task_id": None, "tool": None}
+            spans[row["span_id"]] = span_record(row["span_id"], row["parent_span_id"], row["kind"],
+                                                row["received_us"], False)
         else:
             passes.append((row["pass"], row["spans"]))
     for _, entries in sorted(passes):
         for span_id, parent_span_id, kind, task_id, tool in orjson.loads(entries):
-            spans[span_id] = {"span_id": span_id, "parent_span_id": parent_span_id, "kind": kind,
-                              "received_us": None, "placed": True, "task_id": task_id, "tool": tool}
+            spans[span_id] = span_record(span_id, parent_span_id, kind, None, True, task_id, tool)
     return spans
 
 
@@ -144,10 +158,8 @@ async def store(tenant: str, trace_id: str, spans: dict[str, Mapped], now: datet
         taken = await trace_spans(conn, tenant, trace_id)
         new = [span for span_id, span in spans.items() if span_id not in taken]
         waiting = [waiting_row(tenant, span, received) for span in new if span.kind != OTHER]
-        if waiting:
-            await insert_rows(conn, "otlp_span", SPAN_COLUMNS, waiting)
-        await write_placed(conn, tenant, trace_id,
-                           [placed_entry(span.span_id, span.parent_span_id, OTHER) for span in new if span.kind == OTHER])
+        folded = [placed_entry(span.span_id, span.parent_span_id, OTHER) for span in new if span.kind == OTHER]
+        await write_unplaced(conn, tenant, trace_id, waiting, folded)
 
 
 def targets(spans: dict[str, dict[str, Any]], due_us: int) -> dict[str, tuple]:
@@ -425,9 +437,8 @@ class Placing:
         if self.waited and self.none_left_waiting:
             await self.conn.execute_query(placeholders(self.conn, NONE_WAITING), [self.tenant, self.trace_id])
         elif self.waited:
-            dialect = self.conn.capabilities.dialect
-            ids = self.waited if dialect == "postgres" else compact_json(self.waited)
-            await self.conn.execute_query(NO_LONGER_WAITING[dialect], [self.tenant, self.trace_id, ids])
+            await self.conn.execute_query(NO_LONGER_WAITING[self.conn.capabilities.dialect],
+                                          [self.tenant, self.trace_id, _span_ids(self.conn, self.waited)])
 
     async def _last_turns(self, db: Pipeline) -> dict[uuid.UUID, int]:
         old = sorted({task.id for *_, call, task in self.steps if call is not None} - {t.id for t in self.new_tasks})
@@ -451,9 +462,13 @@ async def _stored_bodies(conn: Any, tenant: str, trace_id: str, span_ids: list[s
     taken are not read back."""
     if not span_ids:
         return []
-    dialect = conn.capabilities.dialect
-    ids = span_ids if dialect == "postgres" else compact_json(span_ids)
-    return await conn.execute_query_dict(BODIES[dialect], [tenant, trace_id, ids])
+    return await conn.execute_query_dict(BODIES[conn.capabilities.dialect],
+                                         [tenant, trace_id, _span_ids(conn, span_ids)])
+
+
+def _span_ids(conn: Any, span_ids: list[str]) -> Any:
+    """Span ids as one parameter: an array on PostgreSQL, JSON text for `json_each` on SQLite."""
+    return span_ids if conn.capabilities.dialect == "postgres" else compact_json(span_ids)
 
 
 def _depth(span_id: str, found: dict[str, tuple]) -> int:
@@ -478,8 +493,7 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
         spans = await trace_spans(conn, tenant, trace_id)
         new = {sid: span for sid, span in fresh.items() if sid not in spans}
         for sid, span in new.items():
-            spans[sid] = {"span_id": sid, "parent_span_id": span.parent_span_id, "kind": span.kind,
-                          "received_us": received, "placed": span.kind == OTHER, "task_id": None, "tool": None}
+            spans[sid] = span_record(sid, span.parent_span_id, span.kind, received, span.kind == OTHER)
         found = targets(spans, received - int(wait_s * 1_000_000))
         waiting = {sid: waiting_row(tenant, span, received) for sid, span in new.items()
                    if sid not in found and span.kind != OTHER}
@@ -492,9 +506,7 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
                                             if not span["placed"] and sid not in new)
             await _place(conn, placing, list(waiting.values()), {**KEPT.of(tenant, trace_id), **fresh})
         else:
-            if waiting:
-                await insert_rows(conn, "otlp_span", SPAN_COLUMNS, list(waiting.values()))
-            await write_placed(conn, tenant, trace_id, folded)
+            await write_unplaced(conn, tenant, trace_id, list(waiting.values()), folded)
     KEPT.keep(tenant, trace_id, [(new[sid], len(row[BODY])) for sid, row in waiting.items()])
     if placing is None:
         return 0
