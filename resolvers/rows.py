@@ -77,12 +77,12 @@ LineRow.__doc__ = "A `trace_event` row. A read of some columns only gets a `line
 
 
 TASK_COLUMNS: tuple[str, ...] = TaskRow._fields
+LINE_COLUMNS: frozenset[str] = frozenset(LineRow._fields)
 
 
 def task_row_of(task: Any) -> TaskRow:
     """A task read as a model instance, as the row the loaders keep."""
     return task if isinstance(task, TaskRow) else TaskRow(*(getattr(task, name) for name in TASK_COLUMNS))
-LINE_COLUMNS: frozenset[str] = frozenset(LineRow._fields)
 
 
 class Statement:
