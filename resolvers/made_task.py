@@ -7,22 +7,17 @@ making one costs a fraction of a model instance, which counts when a trace makes
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from operator import attrgetter
 
 from models.chain import GENESIS
 
-COLUMNS = (
-    "id", "tenant", "agent", "skill", "cause", "given", "requester_id", "actor_id", "status", "outcome", "result",
-    "started_at", "ended_at", "session", "parent_id", "root_id", "depth", "sequence", "path", "chain_length",
-    "chain_head", "withheld",
-)
-IDS = tuple(COLUMNS.index(name) for name in ("id", "parent_id", "root_id"))
-
 
 @dataclass(slots=True)
 class MadeTask:
+    """Its fields are the `agent_task` columns it is stored with; COLUMNS lists them."""
+
     id: uuid.UUID
     tenant: str
     agent: str
@@ -47,6 +42,8 @@ class MadeTask:
     withheld: str | None = None
 
 
+COLUMNS = tuple(column.name for column in fields(MadeTask))
+IDS = tuple(COLUMNS.index(name) for name in ("id", "parent_id", "root_id"))
 _columns = attrgetter(*COLUMNS)
 
 
