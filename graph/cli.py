@@ -143,7 +143,7 @@ def verify(args: argparse.Namespace) -> int:
             print(f"No task {task_id}.", file=sys.stderr)
             return 2
         print(json.dumps({
-            "intact": check.intact, "lines": check.lines, "brokenAt": check.broken_at,
+            "intact": check.intact, "lines": check.lines, "brokenAt": check.broken_at, "reason": check.reason,
             "problem": check.problem, "erased": check.erased,
         }))
         return 0 if check.intact else 1

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from json.encoder import encode_basestring
@@ -143,93 +142,3 @@ def seal(line: Line, prev_hash: str) -> Line:
     line.prev_hash = prev_hash
     line.hash = line_hash(prev_hash, fixed_json(line), line.summary_hash, line.payload_hash)
     return line
-
-
-@dataclass(frozen=True, slots=True)
-class TraceCheck:
-    intact: bool
-    lines: int
-    broken_at: int | None
-    problem: str | None
-    erased: int
-
-
-class ChainChecker:
-    """Checks lines fed in seq order, one at a time, holding only what the next line needs."""
-
-    def __init__(self) -> None:
-        self.expected = 1
-        self.prev_hash = GENESIS
-        self.lines = 0
-        self.erased = 0
-        self.problem: tuple[int, str] | None = None
-        self.uncovered: int | None = None
-        self.uncovered_before_problem: int | None = None
-        self.last_erasure = 0
-
-    def feed(self, line: Line) -> None:
-        n = self.expected
-        self.lines += 1
-        if line.kind == "ERASED":
-            self.uncovered = None
-            self.last_erasure = n
-        if line.erased or line.content_erased:
-            self.erased += 1
-            if self.uncovered is None:
-                self.uncovered = n
-        if self.problem is None:
-            found = self._problem_with(line)
-            if found:
-                self.problem = (n, found)
-                if self.uncovered is not None and self.uncovered < n:
-                    self.uncovered_before_problem = self.uncovered
-        self.expected += 1
-        self.prev_hash = line.hash
-
-    def _problem_with(self, line: Line) -> str | None:
-        n = self.expected
-        if line.seq > n:
-            return f"Line {n} is missing: the record goes from line {n - 1} to line {line.seq}."
-        if line.seq < n:
-            return f"Line {n} is out of place: it says it is line {line.seq}."
-        if line.erased:
-            if line.summary != ERASED_SENTENCE or line.summary_salt is not None:
-                return f"Line {n} was erased, and something was written in its place."
-        elif line.summary_salt is None or commit(line.summary_salt, line.summary or "") != line.summary_hash:
-            return f"Line {n}'s sentence is not the one it was written with."
-        if line.content_erased:
-            if line.payload or line.payload_salt is not None:
-                return f"Line {n}'s content is marked erased, but content is still there."
-        elif line.payload_salt is None or commit(line.payload_salt, line.payload or "") != line.payload_hash:
-            return f"Line {n}'s content is not the content it was written with."
-        if line.prev_hash != self.prev_hash:
-            return f"Line {n} does not follow line {n - 1}: a line was removed, moved or slipped in."
-        if line_hash(line.prev_hash, fixed_json(line), line.summary_hash, line.payload_hash) != line.hash:
-            return f"Line {n} was changed after it was written."
-        return None
-
-    def finish(self, head_length: int, head_hash: str) -> TraceCheck:
-        problem = self.problem
-        if problem is not None and self.uncovered_before_problem is not None and self.last_erasure < problem[0]:
-            problem = None
-            self.uncovered = self.uncovered_before_problem
-        if problem is None and self.uncovered is not None:
-            problem = (self.uncovered, f"Line {self.uncovered} is marked erased, but no erasure was recorded after it.")
-        if problem is None and self.lines < head_length:
-            missing = self.lines + 1
-            problem = (missing, f"Line {missing} is missing: the record ends at line {self.lines}, and its head says {head_length}.")
-        if problem is None and self.lines > head_length:
-            extra = head_length + 1
-            problem = (extra, f"Line {extra} was slipped in after the head, which says {head_length} lines.")
-        if problem is None and self.lines and self.prev_hash != head_hash:
-            problem = (self.lines, f"Line {self.lines} is not the line the head was written after.")
-        if problem is None:
-            return TraceCheck(True, self.lines, None, None, self.erased)
-        return TraceCheck(False, self.lines, problem[0], problem[1], self.erased)
-
-
-def check_chain(lines: Iterable[Line], head_length: int, head_hash: str) -> TraceCheck:
-    checker = ChainChecker()
-    for line in lines:
-        checker.feed(line)
-    return checker.finish(head_length, head_hash)

@@ -3,7 +3,8 @@
 import copy
 from datetime import datetime, timedelta, timezone
 
-from models.chain import ERASED_SENTENCE, GENESIS, Line, check_chain, commit, seal
+from models.chain import ERASED_SENTENCE, GENESIS, Line, commit, seal
+from models.chain_check import check_chain
 
 START = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 
