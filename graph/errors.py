@@ -40,7 +40,7 @@ def argument_path(field: str, error: GraphQLError) -> str:
     A line of `recordLines` is named from `lines`, as the contract names it (`lines[3].modelCall.costMicros`);
     a field that already starts with one of the call's arguments (`filter.search`, `first`) is left as it is."""
     node = error.nodes[0] if error.nodes else None
-    arguments = [argument.name.value for argument in node.arguments] if isinstance(node, FieldNode) else []
+    arguments = [argument.name.value for argument in node.arguments or ()] if isinstance(node, FieldNode) else []
     head = re.split(r"[.\[]", field, maxsplit=1)[0]
     if head in arguments or head == "lines" or len(arguments) != 1:
         return field

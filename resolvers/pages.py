@@ -36,13 +36,13 @@ class Page:
 
 def page(field: str, first: int | None, after: Any = None) -> Page:
     if first is not None and not 1 <= first <= MAX_FIRST:
-        raise BadInput(f"{field}: first is 1 to {MAX_FIRST}, not {first}.")
+        raise BadInput(f"{field}: first is 1 to {MAX_FIRST}, not {first}.", field="first")
     return Page(first, after)
 
 
 def seq_page(field: str, first: int | None, after: int | None) -> Page:
     if after is not None and after < 0:
-        raise BadInput(f"{field}: after is a seq, 0 or more, not {after}.")
+        raise BadInput(f"{field}: after is a seq, 0 or more, not {after}.", field="after")
     return page(field, first, after)
 
 
@@ -50,7 +50,7 @@ def capped(field: str, rows: Sequence[Any], at: Page) -> Sequence[Any]:
     """The rows of a page; without `first`, refused past AGENTLOG_MAX_LIST_ROWS rather than cut."""
     cap = settings.max_list_rows()
     if at.first is None and len(rows) > cap:
-        raise BadInput(f"{field}: more than {cap} rows; ask for them in pages with first and after.")
+        raise BadInput(f"{field}: more than {cap} rows; ask for them in pages with first and after.", field="first")
     return rows
 
 
