@@ -1,4 +1,4 @@
-"""The `agentlog` command: serve, token, verify, export, schema."""
+"""The `agentlog` command: serve, token, verify, export, key, schema."""
 
 from __future__ import annotations
 
@@ -157,6 +157,12 @@ def export(args: argparse.Namespace) -> int:
     return export_task(args.task, args.out)
 
 
+def key(args: argparse.Namespace) -> int:
+    from graph.offline import print_key
+
+    return print_key()
+
+
 def schema(args: argparse.Namespace) -> int:
     from graph.schema import export
 
@@ -197,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("task")
     p.add_argument("--out", help="the file to write (default: standard output)")
     p.set_defaults(run=export)
+
+    p = commands.add_parser("key", help="print the checkpoint verifier key of this server's signing key, for --key")
+    p.set_defaults(run=key)
 
     p = commands.add_parser("schema", help="print the GraphQL schema")
     p.set_defaults(run=schema)

@@ -180,10 +180,14 @@ def test_a_checkpoint_with_a_bad_signature(export):
     assert (found.line, found.reason) == (1, "BAD_CHECKPOINT") and "bad signature" in found.problem
 
 
-def test_a_checkpoint_by_an_unknown_key(export):
-    resign(export, checkpoint_note(new_signer("agentlog-test"), export.root, 12, export.chain[-1].hash))
+def test_a_checkpoint_by_another_key_says_which_signed_it_and_which_was_expected(export):
+    other = new_signer("agentlog-test")
+    resign(export, checkpoint_note(other, export.root, 12, export.chain[-1].hash))
     found = verdict(export, key=True)
-    assert (found.line, found.reason) == (1, "BAD_CHECKPOINT") and "unknown key" in found.problem
+    assert (found.line, found.reason) == (1, "BAD_CHECKPOINT")
+    signed, expected = f"agentlog-test+{other.verifier.hash:08x}", f"agentlog-test+{export.signer.verifier.hash:08x}"
+    assert f"signed by {signed}" in found.problem and f"the key given is {expected}" in found.problem
+    assert "unknown" not in found.problem
 
 
 def test_a_checkpoint_with_a_wrong_origin(export):
