@@ -89,7 +89,7 @@ def _int(value: Any) -> str:
 def _str(value: Any) -> str:
     if value is None:
         return "null"
-    if type(value) is str:
+    if isinstance(value, str):
         return encode_basestring(value)
     raise _Unusual
 

@@ -1,26 +1,23 @@
 """The words the record is written in: task statuses, line kinds, why content is withheld, and why a chain
 check fails.
 
-Plain `str` enums, so a member equals the string stored in the database and written in an export;
-`graph/types/enums.py` shows the same members to GraphQL under the schema's names.
+`StrEnum`s, so a member is the string stored in the database and written in an export (equal to it, and
+`str()` of it); `graph/types/enums.py` shows the same members to GraphQL under the schema's names.
 """
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class TaskStatus(str, Enum):
+class TaskStatus(StrEnum):
     RUNNING = "RUNNING"
     DONE = "DONE"
     FAILED = "FAILED"
     STOPPED = "STOPPED"
 
 
-ENDED_STATUSES = frozenset({TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.STOPPED})
-
-
-class LineKind(str, Enum):
+class LineKind(StrEnum):
     STARTED = "STARTED"
     MODEL_CALL = "MODEL_CALL"
     TOOL_CALL = "TOOL_CALL"
@@ -31,7 +28,7 @@ class LineKind(str, Enum):
     ERASED = "ERASED"
 
 
-class WithheldReason(str, Enum):
+class WithheldReason(StrEnum):
     """Why a turn's content is missing."""
 
     METADATA_ONLY = "METADATA_ONLY"
@@ -40,7 +37,7 @@ class WithheldReason(str, Enum):
     ERASED = "ERASED"
 
 
-class VerifyReason(str, Enum):
+class VerifyReason(StrEnum):
     """The one reason a chain check gives for the first fault it finds (SPEC 7.3)."""
 
     SEQUENCE = "SEQUENCE"

@@ -5,6 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from models.vocabulary import TaskStatus
+
 
 def dollars(micros: int) -> str:
     text = format(Decimal(micros).scaleb(-6), "f")
@@ -60,7 +62,9 @@ def sent_back(by: dict) -> str:
     return f"{who(by)} answered."
 
 
-ENDINGS = {"DONE": "The work is done.", "FAILED": "The work failed.", "STOPPED": "The work was stopped."}
+ENDINGS = {
+    TaskStatus.DONE: "The work is done.", TaskStatus.FAILED: "The work failed.", TaskStatus.STOPPED: "The work was stopped.",
+}
 
 
 def ended(status: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from tortoise.expressions import Q
 
 from models import LlmCall
+from models.vocabulary import LineKind
 from resolvers.rows import Statement, TaskRow, read_lines, read_tasks
 
 PREFIX_LIMIT = 32
@@ -267,7 +268,7 @@ async def own_steps(tenant: str, task_ids: Sequence[uuid.UUID]) -> dict[uuid.UUI
     out: dict[uuid.UUID, Steps] = defaultdict(Steps)
     for task_id, kind, n in await q.rows(sql):
         steps = out[_uuid(task_id)]
-        if kind == "TOOL_CALL":
+        if kind == LineKind.TOOL_CALL:
             steps.tool_calls = int(n)
         else:
             steps.turns = int(n)
