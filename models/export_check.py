@@ -38,8 +38,10 @@ LINE_KEYS = frozenset({
 TEXT_KEYS = (*STR_KEYS, "summary", "payload")
 MAX_INT = 2**63 - 1
 
-MARKS = ("erasedAt", "contentErasedAt")
-EXPORTED = tuple(re.sub(r"_([a-z])", lambda m: m.group(1).upper(), f.name) for f in fields(Line))[:-len(MARKS)]
+EXPORTED = tuple(  # the exported keys of the chain's Line fields, in order; its two marks are read apart
+    re.sub(r"_([a-z])", lambda m: m.group(1).upper(), f.name) for f in fields(Line)
+    if f.name not in ("erased", "content_erased")
+)
 
 _hash = re.compile(r"[0-9a-f]{64}").fullmatch
 _salt = re.compile(r"[0-9a-f]{32}").fullmatch
@@ -53,6 +55,7 @@ def _hexes(text: str) -> bool:
         return len(bytes.fromhex(text)) * 2 == len(text) and text == text.lower()
     except ValueError:
         return False
+
 
 MALFORMED, BAD_CHECKPOINT = VerifyReason.MALFORMED, VerifyReason.BAD_CHECKPOINT
 
