@@ -74,53 +74,39 @@ class Line:
     content_erased: bool = False
 
 
-class _Unusual(Exception):
-    """A fixed field holds a type other than its own; the general encoder says it exactly."""
-
-
-def _int(value: Any) -> str:
-    if value is None:
-        return "null"
-    if type(value) is int:
-        return int.__repr__(value)
-    raise _Unusual
-
-
-def _str(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return encode_basestring(value)
-    raise _Unusual
-
-
-def _bool(value: Any) -> str:
-    if value is None:
-        return "null"
-    if type(value) is bool:
-        return "true" if value else "false"
-    raise _Unusual
-
-
 def fixed_json(line: Line) -> str:
     """The canonical JSON of the fixed fields: written out in sorted key order, byte for byte what
-    `json.dumps(fixed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` gives."""
+    `json.dumps(fixed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` gives; a field holding a type
+    other than its own is left to that general encoder, which says it exactly."""
     task, at = str(line.task).lower(), rfc3339(line.at)
-    try:
-        return (
-            f'{{"at":{encode_basestring(at)},"attempts":{_int(line.attempts)},"costMicros":{_int(line.cost_micros)},'
-            f'"durationMs":{_int(line.duration_ms)},"inputTokens":{_int(line.input_tokens)},'
-            f'"isError":{_bool(line.is_error)},"kind":{_str(line.kind)},"model":{_str(line.model)},'
-            f'"outputTokens":{_int(line.output_tokens)},"routeRule":{_str(line.route_rule)},"seq":{_int(line.seq)},'
-            f'"task":{encode_basestring(task)},"tool":{_str(line.tool)},"toolCallId":{_str(line.tool_call_id)}}}'
-        )
-    except _Unusual:
+    seq, attempts, cost, duration = line.seq, line.attempts, line.cost_micros, line.duration_ms
+    inputs, outputs, error = line.input_tokens, line.output_tokens, line.is_error
+    kind, model, rule, tool, call = line.kind, line.model, line.route_rule, line.tool, line.tool_call_id
+    if not (
+        (seq is None or type(seq) is int) and (attempts is None or type(attempts) is int)
+        and (cost is None or type(cost) is int) and (duration is None or type(duration) is int)
+        and (inputs is None or type(inputs) is int) and (outputs is None or type(outputs) is int)
+        and (error is None or type(error) is bool) and (kind is None or isinstance(kind, str))
+        and (model is None or isinstance(model, str)) and (rule is None or isinstance(rule, str))
+        and (tool is None or isinstance(tool, str)) and (call is None or isinstance(call, str))
+    ):
         return _canonical({
-            "seq": line.seq, "kind": line.kind, "task": task, "at": at, "model": line.model,
-            "routeRule": line.route_rule, "attempts": line.attempts, "costMicros": line.cost_micros,
-            "inputTokens": line.input_tokens, "outputTokens": line.output_tokens, "tool": line.tool,
-            "toolCallId": line.tool_call_id, "isError": line.is_error, "durationMs": line.duration_ms,
+            "seq": seq, "kind": kind, "task": task, "at": at, "model": model, "routeRule": rule,
+            "attempts": attempts, "costMicros": cost, "inputTokens": inputs, "outputTokens": outputs, "tool": tool,
+            "toolCallId": call, "isError": error, "durationMs": duration,
         })
+    return (
+        f'{{"at":{encode_basestring(at)},"attempts":{"null" if attempts is None else attempts},'
+        f'"costMicros":{"null" if cost is None else cost},"durationMs":{"null" if duration is None else duration},'
+        f'"inputTokens":{"null" if inputs is None else inputs},'
+        f'"isError":{"null" if error is None else "true" if error else "false"},'
+        f'"kind":{"null" if kind is None else encode_basestring(kind)},'
+        f'"model":{"null" if model is None else encode_basestring(model)},'
+        f'"outputTokens":{"null" if outputs is None else outputs},'
+        f'"routeRule":{"null" if rule is None else encode_basestring(rule)},"seq":{"null" if seq is None else seq},'
+        f'"task":{encode_basestring(task)},"tool":{"null" if tool is None else encode_basestring(tool)},'
+        f'"toolCallId":{"null" if call is None else encode_basestring(call)}}}'
+    )
 
 
 def line_hash(prev_hash: str, fixed: str, summary_hash: str, payload_hash: str) -> str:

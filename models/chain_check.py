@@ -35,19 +35,24 @@ class TraceCheck:
     field: str | None = None
 
 
-class Malformed(Exception):
-    """A value the encoding cannot take, named by its field."""
-
-    def __init__(self, field: str, problem: str) -> None:
-        super().__init__(problem)
-        self.field, self.problem = field, problem
+HEXES = (("summarySalt", "summary_salt"), ("payloadSalt", "payload_salt"), ("summaryHash", "summary_hash"),
+         ("payloadHash", "payload_hash"), ("prevHash", "prev_hash"))
 
 
-def _commit(salt: str, text: str, n: int, name: str) -> str:
+def _malformed(line: Line, n: int) -> Fault:
+    """The fault of a line whose salts or hashes the encoding could not take, naming the first such field."""
+    for name, attribute in HEXES:
+        value = getattr(line, attribute)
+        if value is not None and not _is_hex(value):
+            return Fault(n, VerifyReason.MALFORMED, f"Line {n}'s {name} is not lowercase hex.", name)
+    return Fault(n, VerifyReason.MALFORMED, f"Line {n} holds a value its encoding cannot take.")
+
+
+def _is_hex(value: object) -> bool:
     try:
-        return commit(salt, text)
-    except (ValueError, TypeError) as exc:
-        raise Malformed(name, f"Line {n}'s {name} is not lowercase hex.") from exc
+        return isinstance(value, str) and len(bytes.fromhex(value)) * 2 == len(value)
+    except ValueError:
+        return False
 
 
 class ChainChecker:
@@ -72,8 +77,8 @@ class ChainChecker:
         if self.fault is None:
             try:
                 found = self._fault_of(line, n)
-            except Malformed as bad:
-                found = Fault(n, VerifyReason.MALFORMED, bad.problem, bad.field)
+            except (ValueError, TypeError):
+                found = _malformed(line, n)
             if found is not None:
                 self._found(found)
             self.prev_hash = line.hash
@@ -135,23 +140,19 @@ class ChainChecker:
             found = self._sentence(line, n)
             if found is not None:
                 return found
-        elif _commit(line.summary_salt, line.summary or "", n, "summarySalt") != line.summary_hash:
+        elif commit(line.summary_salt, line.summary or "") != line.summary_hash:
             return Fault(n, VerifyReason.SUMMARY_HASH, f"Line {n}'s sentence is not the one it was written with.")
         if line.content_erased or line.payload_salt is None:
             found = self._content(line, n)
             if found is not None:
                 return found
-        elif _commit(line.payload_salt, line.payload or "", n, "payloadSalt") != line.payload_hash:
+        elif commit(line.payload_salt, line.payload or "") != line.payload_hash:
             return Fault(n, VerifyReason.PAYLOAD_HASH, f"Line {n}'s content is not the content it was written with.")
         if line.prev_hash != self.prev_hash:
             return self._link(line.prev_hash, n)
         if n == 1 and self.root is not None and line.task != self.root:
             return Fault(1, VerifyReason.LINK, f"Line 1 starts the chain of task {line.task}, not of {self.root}.")
-        try:
-            computed = line_hash(line.prev_hash, fixed_json(line), line.summary_hash, line.payload_hash)
-        except (ValueError, TypeError) as exc:
-            raise Malformed("hash", f"Line {n}'s summaryHash, payloadHash or prevHash is not lowercase hex.") from exc
-        if computed != line.hash:
+        if line_hash(line.prev_hash, fixed_json(line), line.summary_hash, line.payload_hash) != line.hash:
             return Fault(n, VerifyReason.LINE_HASH, f"Line {n} was changed after it was written.")
         return None
 
