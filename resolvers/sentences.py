@@ -52,6 +52,14 @@ def tool_result(tool: str, is_error: bool, duration_ms: int | None) -> str:
     return f"{tool} failed{took}." if is_error else f"{tool} answered{took}."
 
 
+def handed_off(agent: str) -> str:
+    return f"It handed the work to {agent}."
+
+
+def handoff_result(agent: str, is_error: bool) -> str:
+    return f"The handoff to {agent} failed." if is_error else f"{agent} took the work over."
+
+
 def asked_for_help(asked_of: dict) -> str:
     return f"It asked {who(asked_of)} for help."
 
