@@ -8,10 +8,12 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from playwright.async_api import expect
 from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, RunConfig, Runner, function_tool
 from openai import AsyncOpenAI
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
+from tests.browser import SCREENSHOTS, visit
 from tests.fake_openai import FakeModel, fake_openai
 from tests.frameworks import Tree, Workshop
 from tests.loopback_only import loopback_only, refusing_other_hosts  # noqa: F401  (a fixture)
@@ -113,3 +115,21 @@ def test_a_connection_to_another_host_is_refused_and_remembered():
             socket.create_connection(("192.0.2.1", 443), timeout=1)
 
     assert refused == ["('192.0.2.1', 443)"]
+
+
+async def test_the_inspector_shows_the_handoff_and_the_tools_arguments(runs, browser):
+    workshop, _ = runs
+    triage = workshop.tree("Weather responses").named("Triage")
+
+    async with visit(browser, workshop.server.url) as seen:
+        page = await seen.open(f"/inspect/{triage.id}", workshop.noor)
+        steps = page.get_by_test_id("step")
+        await expect(steps.filter(has_text="It handed the work to Reporter.")).to_have_count(1)
+        await expect(steps.filter(has_text="Reporter took the work over.")).to_have_count(1)
+        weather = steps.filter(has_text="It asked for get_weather")
+        await expect(weather.get_by_test_id("step-content")).to_have_text('{"city":"Paris"}')
+        await expect(weather.get_by_test_id("step-content")).not_to_contain_text("get_weather_args")
+        await seen.screenshot("agents-sdk-triage")
+        await steps.filter(has_text="It handed the work to Reporter.").scroll_into_view_if_needed()
+        await page.locator(".steps-box").screenshot(path=str(SCREENSHOTS / "agents-sdk-handoff.png"))
+        assert seen.elsewhere == [] and seen.problems == []
