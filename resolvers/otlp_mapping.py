@@ -78,6 +78,7 @@ TEXTS = {"agent", "skill", "requester", "session", "given", "model", "provider",
          "tool_call_id"}
 ATTRIBUTE_BYTES = 1_000_000
 STATUS_ERROR = 2
+UNKNOWN = "unknown"
 # The OpenAI Agents SDK, through OpenInference, traces a handoff as a TOOL span of this name that names no tool.
 HANDOFF = re.compile(r"handoff to (?P<agent>.+)")
 
@@ -265,8 +266,8 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
     """Defaults, content from the older places, and the kit's own checks, whose drafts are kept."""
     f = mapped.fields
     if mapped.kind == AGENT:
-        f["agent"] = f["agent"] or "unknown"
-        f["skill"] = f["skill"] or mapped.name or "unknown"
+        f["agent"] = f["agent"] or UNKNOWN
+        f["skill"] = f["skill"] or mapped.name or UNKNOWN
         f["actor"] = _text(resource_attrs.get("service.name")) or f["agent"]
         for name in ("agent", "skill", "requester", "session", "actor"):
             checks.name(name, f[name])
@@ -284,8 +285,11 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
             f["response"] = f["response"] if f["response"] is not None else response
         f["input_tokens"] = f["input_tokens"] or 0
         f["output_tokens"] = f["output_tokens"] or 0
-        if f["model"] is None:
+        if f["model"] is None and not mapped.failed:
             raise BadInput("a model call span names no model (gen_ai.request.model or llm.model_name).")
+        if mapped.failed:
+            f["model"] = f["model"] or UNKNOWN
+            f["summary"] = sentences.model_call_failed(f["model"])
     else:
         _name_the_tool(mapped)
     f["duration_ms"] = (mapped.end_ns - mapped.start_ns) // 1_000_000
@@ -312,8 +316,9 @@ def drafts_of(kind: str, fields: dict[str, Any]) -> tuple[lines.Draft, ...]:
         return (lines.model_call(fields),)
     handed_to = fields.get("handed_to")
     if handed_to:
+        result = sentences.handoff_result(handed_to, bool(fields.get("is_error")))
         return (lines.tool_call({**fields, "summary": sentences.handed_off(handed_to)}),
-                lines.tool_result({**fields, "summary": sentences.handoff_result(handed_to, bool(fields.get("is_error")))}))
+                lines.tool_result({**fields, "summary": result}))
     return lines.tool_call(fields), lines.tool_result(fields)
 
 

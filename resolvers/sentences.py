@@ -42,6 +42,10 @@ def model_call(model: str, route_rule: str | None, cost_micros: int, response: A
     return f"{model}{chosen}{made_by} {did}; it cost {dollars(cost_micros)}."
 
 
+def model_call_failed(model: str) -> str:
+    return f"The call to {model} failed."
+
+
 def tool_call(tool: str, changes: bool) -> str:
     effect = "changes data" if changes else "reads data"
     return f"It asked for {tool} ({effect}); it is one of this work's tools, so it runs as the agent, for whoever asked."

@@ -40,10 +40,12 @@ class Served:
 
 @dataclass
 class FakeModel:
-    """The script: the arguments each tool is called with, and the answer once every tool was called."""
+    """The script: the arguments each tool is called with, and the answer once every tool was called; a model that
+    is down answers every call with a server error."""
 
     arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
     answer: str = "Sunny in Paris, 21 degrees."
+    down: bool = False
     served: list[Served] = field(default_factory=list)
     ids: Iterator[int] = field(default_factory=itertools.count)
 
@@ -110,11 +112,18 @@ def _responses(fake: FakeModel, body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+DOWN = {"error": {"message": "The model is down.", "type": "server_error", "code": None, "param": None}}
+
+
 def app_of(fake: FakeModel) -> Starlette:
     async def chat(request: Request) -> JSONResponse:
+        if fake.down:
+            return JSONResponse(DOWN, status_code=500)
         return JSONResponse(_chat(fake, await request.json()))
 
     async def responses(request: Request) -> JSONResponse:
+        if fake.down:
+            return JSONResponse(DOWN, status_code=500)
         return JSONResponse(_responses(fake, await request.json()))
 
     return Starlette(routes=[

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.async_api import expect
 from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, RunConfig, Runner, function_tool
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, InternalServerError
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
 from tests.browser import SCREENSHOTS, visit
@@ -46,6 +46,8 @@ def runs(servers, loopback_only) -> Iterator[tuple[Workshop, dict[str, FakeModel
             fakes[api] = FakeModel(arguments={"get_weather": {"city": "Paris"}, "read_gauge": {"gauge": "G-2"}})
             with fake_openai(fakes[api]) as url:
                 asyncio.run(_run(api, model, AsyncOpenAI(base_url=url, api_key="sk-loopback", max_retries=0)))
+            with fake_openai(FakeModel(down=True)) as url, pytest.raises(InternalServerError):
+                asyncio.run(_run(f"{api} down", model, AsyncOpenAI(base_url=url, api_key="sk-loopback", max_retries=0)))
         assert provider.force_flush(60_000)
         yield workshop, fakes
     finally:
@@ -58,9 +60,12 @@ async def _run(api: str, model: type, client: AsyncOpenAI) -> None:
                      model=model(model="gpt-fake-mini", openai_client=client))
     triage = Agent(name="Triage", instructions="Look the weather up, then hand over.", tools=[get_weather, read_gauge],
                    handoffs=[reporter], model=model(model="gpt-fake", openai_client=client))
-    result = await Runner.run(triage, "What is the weather in Paris?", run_config=RunConfig(workflow_name=f"Weather {api}"))
-    assert result.final_output == "Sunny in Paris, 21 degrees."
-    await client.close()
+    try:
+        result = await Runner.run(triage, "What is the weather in Paris?",
+                                  run_config=RunConfig(workflow_name=f"Weather {api}"))
+        assert result.final_output == "Sunny in Paris, 21 degrees."
+    finally:
+        await client.close()
 
 
 @pytest.fixture(scope="module", params=list(APIS))
@@ -107,6 +112,19 @@ def test_every_root_verifies(run):
     workshop, tree, _ = run
 
     assert workshop.verify(tree.root.id) == {"intact": True, "lines": tree.chain_length, "problem": None}
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_model_that_is_down_fails_the_agent_and_its_call_is_recorded(runs, api):
+    workshop, _ = runs
+    tree = workshop.tree(f"Weather {api} down")
+    triage = tree.named("Triage")
+    model = "gpt-fake" if api == "chat_completions" else "unknown"
+
+    assert triage.status == "FAILED"
+    assert triage.model_calls() == [(model, 0, 0)]
+    assert [line["summary"] for line in triage.kinds("MODEL_CALL")] == [f"The call to {model} failed."]
+    assert workshop.verify(tree.root.id)["intact"] is True
 
 
 def test_a_connection_to_another_host_is_refused_and_remembered():

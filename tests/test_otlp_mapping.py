@@ -143,6 +143,24 @@ def test_a_handoff_is_a_tool_call_whose_sentence_names_the_agent_handed_to():
     assert json.loads(body_text(mapped))["fields"]["handed_to"] == "Reporter"
 
 
+def test_a_failed_handoff_says_so():
+    mapped = map_span(RESOURCE, span(new_trace_id(), "handoff to Reporter", {"openinference.span.kind": "TOOL"},
+                                     error=True))
+
+    assert mapped.drafts[1].summary == "The handoff to Reporter failed." and mapped.fields["is_error"] is True
+
+
+def test_a_failed_model_call_is_recorded_as_failed_even_when_it_names_no_model():
+    t = new_trace_id()
+    unnamed = map_span(RESOURCE, span(t, "response", {"openinference.span.kind": "LLM"}, error=True))
+    named = map_span(RESOURCE, span(t, "generation", {"openinference.span.kind": "LLM", "llm.model_name": "m"},
+                                    error=True))
+
+    assert (unnamed.fields["model"], unnamed.drafts[0].summary) == ("unknown", "The call to unknown failed.")
+    assert (named.fields["model"], named.drafts[0].summary) == ("m", "The call to m failed.")
+    assert named.drafts[0].call["input_tokens"] == 0
+
+
 def test_a_tool_span_naming_no_tool_is_named_by_its_span():
     mapped = map_span(RESOURCE, span(new_trace_id(), "lookup_parts", {"openinference.span.kind": "TOOL"}))
 
