@@ -44,6 +44,10 @@ def model_call(model: str, route_rule: str | None, cost_micros: int, response: A
     return f"{model}{chosen}{made_by} {did}; it cost {dollars(cost_micros)}."
 
 
+def model_call_failed(model: str) -> str:
+    return f"The call to {model} failed."
+
+
 def tool_call(tool: str, changes: bool) -> str:
     effect = "changes data" if changes else "reads data"
     return f"It asked for {tool} ({effect}); it is one of this work's tools, so it runs as the agent, for whoever asked."
@@ -52,6 +56,14 @@ def tool_call(tool: str, changes: bool) -> str:
 def tool_result(tool: str, is_error: bool, duration_ms: int | None) -> str:
     took = f" in {duration_ms} ms" if duration_ms is not None else ""
     return f"{tool} failed{took}." if is_error else f"{tool} answered{took}."
+
+
+def handed_off(agent: str) -> str:
+    return f"It handed the work to {agent}."
+
+
+def handoff_result(agent: str, is_error: bool) -> str:
+    return f"The handoff to {agent} failed." if is_error else f"{agent} took the work over."
 
 
 def asked_for_help(asked_of: dict) -> str:
