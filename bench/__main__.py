@@ -1,7 +1,9 @@
-"""`python -m bench`: every workload on a fresh PostgreSQL database, agentlog beside the raw baseline of the same run.
+"""`python -m bench`: every workload alone on a fresh PostgreSQL database, agentlog beside the raw baseline of the same run.
 
-Prints the table and writes bench/results.json. Run by hand; it takes a few minutes and needs a PostgreSQL
-server (AGENTLOG_BENCH_SERVER or --server, default postgres://postgres@127.0.0.1:5432).
+Each workload runs `--runs` times, each time alone in a fresh process (bench/standalone.py); the table shows
+the median run with the spread of the ratio and the load average as each run began, and bench/results.json
+gets them when the machine was quiet throughout. Run by hand; it takes several minutes and needs a
+PostgreSQL server (AGENTLOG_BENCH_SERVER or --server, default postgres://postgres@127.0.0.1:5432).
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ import subprocess
 import sys
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 
-
-from bench import export, ingest, ingest_baseline, ingest_kit, otlp, paging, verify, verify_under_load
+from bench import export, ingest, ingest_baseline, ingest_kit, otlp, paging, standalone, verify, verify_under_load
 from bench.common import (
     SERVER,
     Figure,
@@ -25,8 +27,8 @@ from bench.common import (
     lower_is_better,
     machine,
     table,
-    write_results,
 )
+from graph.app import settle_heap
 from models import AgentTask
 from resolvers.verify import verify_tree
 
@@ -189,16 +191,32 @@ def main() -> int:
                         help=f"some of {', '.join(WORKLOADS)} (default: all)")
     parser.add_argument("--paging-tasks", type=int, default=100_000, metavar="N",
                         help="tasks (ten lines each) the paging workload stores (default 100,000)")
+    parser.add_argument("--runs", type=int, default=3, metavar="N", help="standalone runs of each workload (default 3)")
+    parser.add_argument("--quiet-below", type=float, default=1.0, metavar="LOAD",
+                        help="bench/results.json is written only when every run began below this one-minute load "
+                             "average (default 1.0)")
+    parser.add_argument("--results", type=Path, metavar="FILE",
+                        help="write the summary here, quiet or not, instead of bench/results.json")
+    parser.add_argument("--alone", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     workloads = tuple(args.only)
     start = time.perf_counter()
-    figures = asyncio.run(run(args.server, workloads, args.paging_tasks))
+    if args.alone:
+        settle_heap()
+        figures = asyncio.run(run(args.server, workloads, args.paging_tasks))
+        print(table(figures), file=sys.stderr)
+        print(json.dumps([f.as_json() for f in figures]))
+        return 0 if all(f.meets for f in figures) else 1
+    found, written = standalone.record(workloads, args.runs, args.server, ["--paging-tasks", str(args.paging_tasks)],
+                                       args.quiet_below, args.results)
     about = machine()
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {about['cores']} cores, {about['cpu']}, "
-          f"{about['ram']} RAM, Python {about['python']}; {time.perf_counter() - start:.0f} s")
-    print(table(figures))
-    write_results(figures)
-    return 0 if all(f.meets for f in figures) else 1
+          f"{about['ram']} RAM, Python {about['python']}; {args.runs} standalone runs a workload; "
+          f"{time.perf_counter() - start:.0f} s")
+    print(standalone.table(found))
+    print(f"written to {written}" if written else
+          f"not written: some run began at a load average of {args.quiet_below} or more; name a file with --results")
+    return 0 if all(f["meets"] for f in found.values()) else 1
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from tortoise import Tortoise
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.connection import get_connection
 
-from bench.common import SERVER, TENANT, Figure, fresh_database, lower_is_better, table, write_results
+from bench.common import SERVER, TENANT, Figure, fresh_database, lower_is_better, table
 from bench.query_plans import vary
 from bench.tree_read import CALL_COLUMNS, TASK_COLUMNS, fake_tree, store
 from bench.verify import build_chain, memory_mb
@@ -281,7 +281,6 @@ def main() -> int:
           f"{time.perf_counter() - start:.0f} s")
     print(table(figures))
     print(json.dumps(details))
-    write_results(figures)
     return 0 if all(f.meets for f in figures) else 1
 
 
