@@ -96,9 +96,9 @@ def step_draft(line: dict[str, Any]) -> Draft:
     kind, f = next(iter(line.items()))
     if kind == "modelCall":
         content = {"systemPrompt": f["systemPrompt"], "messages": f["messages"], "response": f["response"]}
-        return draft("MODEL_CALL", sentences.model_call(f["model"], f["routeRule"], f["costMicros"], f["response"], None),
-                     compact_json(content), model=f["model"], route_rule=f["routeRule"], attempts=1,
-                     cost_micros=f["costMicros"], call_id=uuid.uuid4(), input_tokens=f["inputTokens"],
+        summary = sentences.model_call(f["model"], f["routeRule"], f["costMicros"], f["response"], None)
+        return draft("MODEL_CALL", summary, compact_json(content), model=f["model"], route_rule=f["routeRule"],
+                     attempts=1, cost_micros=f["costMicros"], call_id=uuid.uuid4(), input_tokens=f["inputTokens"],
                      output_tokens=f["outputTokens"], duration_ms=f["durationMs"])
     if kind == "toolCall":
         return draft("TOOL_CALL", sentences.tool_call(f["tool"], False), compact_json(f["input"]), tool=f["tool"],

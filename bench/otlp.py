@@ -185,9 +185,11 @@ async def baseline(conn: asyncpg.Connection, spans: list[ReadableSpan]) -> float
             depth = 0 if parent is None else parent[2] + 1
             counts[parent[0] if parent else tid] = counts.get(parent[0] if parent else tid, 0) + 1
             tasks[s.context.span_id] = (tid, path, depth, s.attributes["gen_ai.agent.name"])
-            task_rows.append((tid, TENANT, s.attributes["gen_ai.agent.name"], s.name, "REQUEST", TEXT, "mia", "workshop",
-                              "DONE", TEXT, _time(s.start_time), _time(s.end_time), parent[0] if parent else None, root,
-                              depth, counts[parent[0] if parent else tid], path, 0, GENESIS))
+            task_rows.append((
+                tid, TENANT, s.attributes["gen_ai.agent.name"], s.name, "REQUEST", TEXT, "mia", "workshop", "DONE",
+                TEXT, _time(s.start_time), _time(s.end_time), parent[0] if parent else None, root, depth,
+                counts[parent[0] if parent else tid], path, 0, GENESIS,
+            ))
         writes.send(conn.copy_records_to_table, "agent_task", records=task_rows, columns=TASK_COLUMNS)
         events = []
         for s in spans:
@@ -217,8 +219,8 @@ async def baseline(conn: asyncpg.Connection, spans: list[ReadableSpan]) -> float
                 summary = sentences.model_call("Everyday", None, 210, TEXT, None)
                 call = uuid.uuid4()
                 turns[owner[0]] = turns.get(owner[0], 0) + 1
-                calls.append((call, TENANT, owner[0], owner[1], turns[owner[0]], owner[3], "Everyday", "scripted", 1, 800,
-                              60, 210, figures["dur"], at))
+                calls.append((call, TENANT, owner[0], owner[1], turns[owner[0]], owner[3], "Everyday", "scripted", 1,
+                              800, 60, 210, figures["dur"], at))
             else:
                 figures.update(tool="PartsFor", call_id=s.attributes["gen_ai.tool.call.id"])
                 if kind == "TOOL_RESULT":
@@ -233,10 +235,11 @@ async def baseline(conn: asyncpg.Connection, spans: list[ReadableSpan]) -> float
                               figures["inp"], figures["out"], figures["tool"], figures["call_id"], figures["err"],
                               figures["dur"])
             hash_ = raw_line_hash(head, fixed, summary_hash, payload_hash)
-            lines.append((TENANT, root, seq, kind, owner[0], at, summary, payload, figures["model"], figures["attempts"],
-                          figures["cost"], call, figures["tool"], figures["call_id"], figures["inp"], figures["out"],
-                          figures["dur"], figures["err"], summary_salt, payload_salt, summary_hash, payload_hash, head,
-                          hash_))
+            lines.append((
+                TENANT, root, seq, kind, owner[0], at, summary, payload, figures["model"], figures["attempts"],
+                figures["cost"], call, figures["tool"], figures["call_id"], figures["inp"], figures["out"],
+                figures["dur"], figures["err"], summary_salt, payload_salt, summary_hash, payload_hash, head, hash_,
+            ))
             head = hash_
             if len(lines) == CHUNK:
                 writes.send(conn.copy_records_to_table, "trace_event", records=lines, columns=LINE_COLUMNS)

@@ -182,7 +182,8 @@ async def one_request(bench: Bench, name: str, query: str, runs: int, most: floa
         seconds, data, statements = await bench.ask(query)
         ours.append(seconds)
         theirs.append(await bench.replay(statements))
-    say(f"{name}: agentlog {spread(ours)}; baseline {spread(theirs)}; {len(statements)} statements in {len(waves(statements))} steps; "
+    say(f"{name}: agentlog {spread(ours)}; baseline {spread(theirs)}; "
+        f"{len(statements)} statements in {len(waves(statements))} steps; "
         f"totalCount {data['tasks']['totalCount']}")
     figure = lower_is_better(name, statistics.median(ours) * 1000, statistics.median(theirs) * 1000, "ms", most)
     return figure, {"agentlog_ms": [round(s * 1000, 2) for s in ours], "baseline_ms": [round(s * 1000, 2) for s in theirs]}
