@@ -127,8 +127,6 @@ async def otlp_figures(url: str, repeats: int = 9) -> list[Figure]:
     finally:
         await conn.close()
     say(f"otlp: agentlog {min(ours):,.0f}-{max(ours):,.0f} spans/s, baseline {min(theirs):,.0f}-{max(theirs):,.0f}")
-    spread = {"agentlog": sorted(round(x) for x in ours), "baseline": sorted(round(x) for x in theirs)}
-    (ingest.ROOT / "bench" / "otlp_runs.json").write_text(json.dumps(spread) + "\n")
     mine, raw = statistics.median(ours), statistics.median(theirs)
     return [
         higher_is_better("otlp_ingest", mine, raw, "spans/s", 3300, of_baseline=False),
