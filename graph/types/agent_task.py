@@ -18,7 +18,7 @@ from graph.types.cost import Cost
 from graph.types.enums import FieldGroup, TaskCause, TaskStatus, TraceKind
 from graph.types.principal import Principal
 from graph.types.scalars import JSON, Long
-from graph.types.trace_event import TraceEvent, content_access
+from graph.types.trace_event import TraceEvent, content_access, withheld_reason
 from permissions.access import ancestor_ids
 from permissions.table import Group
 from resolvers.pages import capped, seq_page
@@ -259,7 +259,8 @@ TRACE_KINDS = {kind.value: kind for kind in TraceKind}
 LineView = lazy_view(
     TraceEvent,
     "event",
-    {"content_access": lambda view: content_access(view.event, view.groups)},
+    {"content_access": lambda view: content_access(view.event, view.groups),
+     "withheld_reason": lambda view: withheld_reason(view.event)},
     {"kind": lambda event: TRACE_KINDS[event.kind]},
 )
 
