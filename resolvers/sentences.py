@@ -35,11 +35,13 @@ def asks_for_tool(response: Any) -> bool:
     return False
 
 
-def model_call(model: str, route_rule: str | None, cost_micros: int, response: Any, by_tool: str | None) -> str:
+def model_call(model: str, route_rule: str | None, cost_micros: int | None, response: Any, by_tool: str | None) -> str:
+    """`cost_micros` None: the call was sent without a cost and no price was set for it."""
     chosen = f" (chosen by {route_rule})" if route_rule else ""
     made_by = f", called by {by_tool}," if by_tool else ""
     did = "asked for a tool" if asks_for_tool(response) else "answered"
-    return f"{model}{chosen}{made_by} {did}; it cost {dollars(cost_micros)}."
+    cost = "it is unpriced" if cost_micros is None else f"it cost {dollars(cost_micros)}"
+    return f"{model}{chosen}{made_by} {did}; {cost}."
 
 
 def tool_call(tool: str, changes: bool) -> str:
