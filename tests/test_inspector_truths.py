@@ -11,6 +11,7 @@ import pytest
 from playwright.async_api import expect
 
 from tests.browser import low_contrast, visit
+from tests.otlp_spans import agent, export, new_trace_id
 from tests.shop import Shop
 
 RECORD_LINES = "mutation($input: RecordLinesInput!) { recordLines(input: $input) { lastSeq } }"
@@ -124,12 +125,16 @@ async def test_money_keeps_every_micro_and_an_unpriced_call_says_so(client, brow
 
 
 async def test_the_list_shows_pieces_of_work_with_a_switch_for_every_task_and_a_search_box(client, browser, origin):
+    """A tree of 2,000 sub-tasks, as an agent framework exports it, leaves the walkthrough's task on the first page."""
     shop = Shop(client)
     await shop.setup()
     estimate = await shop.estimate(about="Ticket T-7")
-    fleet = (await shop.start(about="Service the fleet"))["id"]
-    for n in range(120):
-        await shop.start(parent=fleet, about=f"Bicycle {n + 1}")
+    trace = new_trace_id()
+    fleet = agent(trace, **{"agentlog.requester": "mia", "agentlog.skill": "ServiceFleet"})
+    bicycles = [agent(trace, parent=fleet.span_id, **{"agentlog.skill": "CheckBicycle"}) for _ in range(2000)]
+    taken = await client.http.post("/v1/traces", content=export(fleet, *bicycles).SerializeToString(), headers={
+        "Content-Type": "application/x-protobuf", "Authorization": f"Bearer {shop.kit}"})
+    assert taken.status_code == 200, taken.text
     async with visit(browser, origin) as seen:
         page = await seen.open("/inspect", shop.mia)
         rows = page.get_by_test_id("task-row")
@@ -140,7 +145,7 @@ async def test_the_list_shows_pieces_of_work_with_a_switch_for_every_task_and_a_
 
         await page.get_by_label("Sub-tasks too").check()
         await page.get_by_role("button", name="Filter").click()
-        await expect(page.locator("caption")).to_contain_text("122 tasks")
+        await expect(page.locator("caption")).to_contain_text("2,002 tasks")
         await expect(rows).to_have_count(50)
 
         await page.get_by_label("Search", exact=True).fill("Ticket")
