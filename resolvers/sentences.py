@@ -7,10 +7,12 @@ from typing import Any
 
 
 def dollars(micros: int) -> str:
+    """$0.00002, $0.0006, $1,234.50: at least two decimals and every micro that is not zero, as the inspector writes
+    it."""
     text = format(Decimal(micros).scaleb(-6), "f")
     whole, _, fraction = text.partition(".")
     fraction = fraction.rstrip("0")
-    return f"${whole}.{fraction.ljust(4, '0')}"
+    return f"${int(whole):,}.{fraction.ljust(2, '0')}"
 
 
 def who(person: dict | None) -> str:

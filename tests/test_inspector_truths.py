@@ -13,6 +13,7 @@ from playwright.async_api import expect
 from tests.browser import low_contrast, visit
 from tests.otlp_spans import agent, export, new_trace_id
 from tests.shop import Shop
+from tests.test_money_words import WRITTEN
 
 RECORD_LINES = "mutation($input: RecordLinesInput!) { recordLines(input: $input) { lastSeq } }"
 
@@ -120,6 +121,10 @@ async def test_money_keeps_every_micro_and_an_unpriced_call_says_so(client, brow
         await expect(steps.nth(2)).to_contain_text("it is unpriced.")
         assert not re.search(r"\$0\.0000(?!\d)", await page.inner_text("main"))
         await seen.screenshot("task-money")
+        written = await page.evaluate(
+            "async (all) => { const { dollars } = await import('/inspect/assets/format.js');"
+            " return all.map(([micros]) => [micros, dollars(micros)]); }", WRITTEN)
+        assert [tuple(pair) for pair in written] == WRITTEN
         await page.get_by_test_id("tree-node").nth(1).get_by_role("link").click()
         await expect(page.get_by_test_id("step").nth(1)).to_contain_text("$0.00002")
 
