@@ -189,6 +189,7 @@ async def test_no_token_and_an_expired_token_are_said_plainly(client, browser, o
     async with visit(browser, origin) as seen:
         page = await seen.open("/inspect")
         await expect(page.get_by_test_id("sign-in-problem")).to_have_text("Not signed in.")
+        await expect(page.locator("main")).to_contain_text("agentlog token --sub YOU --tenant TENANT --roles ROLE")
         await page.goto(f"{origin}/inspect#token={expired}")
         await page.reload()
         await expect(page.get_by_test_id("sign-in-problem")).to_contain_text("Token expired")
