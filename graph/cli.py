@@ -41,6 +41,10 @@ def serve(args: argparse.Namespace) -> int:
     except SigningKeyError as exc:
         print(exc, file=sys.stderr)
         return 2
+    missing = missing_database(db.database_url())
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
     if not os.environ.get("AGENTLOG_JWT_SECRET"):
         if not is_loopback(args.host):
             print(
@@ -61,6 +65,34 @@ def serve(args: argparse.Namespace) -> int:
     uvicorn.run("graph.serving:served_app", factory=True, host=args.host, port=args.port, workers=args.workers,
                 log_config=None, access_log=False)
     return 0
+
+
+def missing_database(url: str) -> str | None:
+    """The line to stop on when the URL names a PostgreSQL database that does not exist on a server that answers.
+
+    Any other failure to connect is left to the server's start, which says what it met."""
+    if not url.startswith(("postgres://", "postgresql://", "asyncpg://")):
+        return None
+    import asyncpg
+    from tortoise.backends.base.config_generator import expand_db_url
+
+    found = expand_db_url(url)["credentials"]
+
+    async def attempt() -> str | None:
+        try:
+            connection = await asyncpg.connect(host=found["host"], port=found["port"], user=found["user"],
+                                               password=found.get("password"), database=found["database"], timeout=10)
+        except asyncpg.InvalidCatalogNameError:
+            where = f"{found['host']}:{found['port']}"
+            return (f"AGENTLOG_DATABASE_URL names the PostgreSQL database {found['database']!r}, which does not exist "
+                    f"on {where}: create it (createdb -h {found['host']} -p {found['port']} -U {found['user']} "
+                    f"{found['database']}) or name one that does.")
+        except Exception:
+            return None
+        await connection.close()
+        return None
+
+    return asyncio.run(attempt())
 
 
 def share_metrics() -> None:
