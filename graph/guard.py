@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 from strawberry.permission import PermissionExtension
 from strawberry.types.field import StrawberryField
 
+from permissions.access import Group, describe, may_read
 from permissions.classes import PERMISSIONS
-from permissions.table import Group, describe
 
 T = TypeVar("T")
 
@@ -56,6 +56,6 @@ def _plain_fields(cls: type) -> dict[str, Group]:
 def build(cls: type[T], groups: frozenset[Group], **values: Any) -> T:
     """Builds `cls` from values, nulling every plain field whose group the caller may not read."""
     for name, group in _plain_fields(cls).items():
-        if group not in groups:
+        if not may_read(groups, group):
             values[name] = None
     return cls(groups=groups, **values)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from strawberry.types.private import is_private
 
 from graph.guard import group_of
+from permissions.access import may_read
 
 T = TypeVar("T")
 Reader = Callable[[Any], Any]
@@ -66,7 +67,7 @@ def lazy_view(
     def readable(groups: frozenset) -> frozenset[str]:
         names = readable_by_groups.get(groups)
         if names is None:
-            names = frozenset(n for n, g in groups_of_field.items() if g is None or g in groups)
+            names = frozenset(n for n, g in groups_of_field.items() if may_read(groups, g))
             readable_by_groups[groups] = names
         return names
 

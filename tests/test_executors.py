@@ -58,9 +58,12 @@ async def build_world(client: Client) -> World:
                     {"id": erased, "why": WHY}, privacy)
     withheld = (await shop.start(agent="Quiet", skill="Listen"))["id"]
     await shop.model_call(withheld, classification="REDACTED")
+    # a reader of each row of the access table, a requester of a sub-task only, and readers of nothing
     readers = {
-        "mia": shop.mia, "noor": shop.noor, "accountant": shop.person("ada", "Accountant"),
-        "privacy": privacy, "kit": shop.kit, "stranger": issue_token("mia", "another-shop", roles=["Auditor"]),
+        "mia": shop.mia, "noor": shop.noor, "manager": shop.person("max", "Manager"),
+        "auditor": shop.person("aud", "Auditor"), "teacher": shop.person("tess", "Teacher"),
+        "accountant": shop.person("ada", "Accountant"), "privacy": privacy, "kit": shop.kit,
+        "sam, who asked for a sub-task": shop.person("sam"), "stranger": issue_token("mia", "another-shop", roles=["Auditor"]),
         "nobody": None,
     }
     return World(shop, root, child, grandchild, erased, withheld, help, readers)

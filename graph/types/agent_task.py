@@ -19,8 +19,7 @@ from graph.types.enums import FieldGroup, TaskCause, TaskStatus, TraceKind
 from graph.types.principal import Principal
 from graph.types.scalars import JSON, Long
 from graph.types.trace_event import TraceEvent, content_access
-from permissions.access import ancestor_ids
-from permissions.table import Group
+from permissions.access import Group, ancestor_ids
 from resolvers.pages import capped, seq_page
 from resolvers.rows import LINE_COLUMNS, TaskRow
 from resolvers.transcript import turns_of
