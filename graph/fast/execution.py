@@ -1,7 +1,7 @@
 """The executor: graphql-core's, with four shortcuts that matter when one request answers a whole tree.
 
 - A resolver that takes `self`, `info` and arguments of plain types (no field extensions) is called
-  straight, its arguments converted by converters made once (graph/arguments.py), without strawberry's
+  straight, its arguments converted by converters made once (graph/fast/arguments.py), without strawberry's
   per-call argument conversion and extension chain.
 - A resolver's coroutine is started at once. When what it awaits is already in the request's loaders it
   finishes without suspending, and its field completes on the spot instead of as one more task.
@@ -58,8 +58,8 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 
 import strawberry
-from graph.arguments import Arguments, arguments_of
-from graph.lazy import Views
+from graph.fast.arguments import Arguments, arguments_of
+from graph.fast.lazy import Views
 
 SLOW = object()
 
@@ -141,7 +141,7 @@ Flat = list[tuple[str, str, Any, bool, Any, Any]]
 
 
 def direct_resolvers(schema: strawberry.Schema) -> strawberry.Schema:
-    """Points every field whose resolver takes `self`, `info` and arguments of types graph/arguments.py
+    """Points every field whose resolver takes `self`, `info` and arguments of types graph/fast/arguments.py
     converts straight at that resolver, its arguments converted as strawberry would."""
     info_class = schema.config.info_class
     for graphql_type in schema._schema.type_map.values():

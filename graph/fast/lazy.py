@@ -42,7 +42,7 @@ def lazy_view(
     when given, else as the row's attribute of the same name. `readable` holds the names of the fields the
     caller's groups allow, worked out once per distinct set of groups. The class keeps, as `row_readers`,
     how each field not needing the view is read from the row alone, and `readable_names(groups)`, so that a
-    list of views can be answered from its rows without making them (graph/execution.py).
+    list of views can be answered from its rows without making them (graph/fast/execution.py).
     """
     readers = readers or {}
     namespace: dict[str, Any] = {}
