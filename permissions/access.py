@@ -27,10 +27,9 @@ from permissions.table import (
     READS,
     TABLE_GROUPS,
     Reader,
-    describe,
-    describe_outside_work,
     groups_of,
 )
+from permissions.table import describe, describe_outside_work  # noqa: F401  fields' descriptions, for graph/guard.py
 
 NOTHING: frozenset[Group] = frozenset()
 EVERYTHING: frozenset[Group] = frozenset(TABLE_GROUPS)
@@ -39,8 +38,6 @@ GUARDED_GROUPS: tuple[Group, ...] = tuple(group for group in Group if group not 
 TEXT = frozenset({Group.WORDS, Group.SENTENCES})
 ERASERS_NAMED = ", ".join(sorted(reader.value for reader in ERASERS))
 ERASURE_LOG_READERS_NAMED = ", ".join(sorted(reader.value for reader in ERASURE_LOG_READERS))
-
-__all__ = ["Access", "Group", "describe", "describe_outside_work"]
 
 
 def may_read(groups: frozenset[Group], group: Group | None) -> bool:
