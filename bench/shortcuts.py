@@ -81,7 +81,6 @@ def eager_lines(info: Any, lines: Any, groups: Callable[[Any], frozenset]) -> li
 
 
 BUILT_WITH: dict[str, Patch] = {
-    "direct resolvers (arguments.py)": lambda: patched(graph.schema, direct_resolvers=lambda schema: schema),
     "plain fields read straight": lambda: patched(graph.schema, TreeExecution=executor_without("execute_fields")),
     "coroutines started at once": lambda: patched(
         graph.schema, TreeExecution=executor_without("complete_awaitable_value")),

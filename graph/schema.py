@@ -22,7 +22,7 @@ from strawberry.tools import merge_types
 from graph.batch_mutation import BatchMutation
 from graph.erasure import ErasureMutation, ErasureQuery
 from graph.errors import ErrorCodes, request_id_of, shape
-from graph.fast.execution import TreeExecution, direct_resolvers
+from graph.fast.execution import TreeExecution
 from graph.mutation import KitMutation
 from graph.prices import PriceMutation, PriceQuery
 from graph.nul import RefuseNul
@@ -101,7 +101,7 @@ def build_schema() -> strawberry.Schema:
         execution_context_class=TreeExecution if fast else None,
     )
     schema.fast = fast
-    return direct_resolvers(schema) if fast else schema
+    return schema
 
 
 def export() -> str:

@@ -1,8 +1,7 @@
 """The fast paths, all behind one switch: AGENTLOG_EXECUTOR=fast (the default) turns them on, `stock` off.
 
 - `execution.py`: graphql-core's executor with shortcuts for answering a whole tree (plain fields read straight,
-  lists of plain objects completed in one loop, coroutines started at once, resolvers called straight with
-  arguments converted by `arguments.py`).
+  lists of plain objects completed in one loop, coroutines started at once).
 - `plan.py`: what a query reads below the tasks a root field returns, read ahead in a few batches.
 - `lazy.py`: task and line objects that read a field from their row only when the query asks for it.
 
