@@ -2,7 +2,9 @@
 
 The expected answer comes from `permissions.table`: a reader's groups are read in full, every other field is null,
 and a reader with no groups does not see the task at all. The full answer each field is compared with is what a
-person holding every capability is shown; the fields each query asks for are found by walking the schema.
+person holding every capability is shown; the fields each query asks for are found by walking the schema. The same
+readers export the tree (GET /export/{task}), and `readableGroups` must name exactly the reader's groups. CI runs it
+under both executors.
 """
 
 from __future__ import annotations
