@@ -72,8 +72,9 @@ class Settings(BaseSettings):
     )
     executor: Literal["fast", "stock"] = setting(
         "fast",
-        "`fast` runs queries on `graph/execution.py` (shortcuts for big nested reads); `stock` on graphql-core's "
-        "own executor. Both answer byte for byte alike (`tests/test_executors.py`)",
+        "`fast` runs the shortcuts in `graph/fast/` for big nested reads (its executor, reading ahead, lazy objects); "
+        "`stock` none of them, on graphql-core's own executor. Both answer byte for byte alike "
+        "(`tests/test_executors.py`)",
     )
     subscriber_queue: int = setting(
         256, "events waiting for one subscriber before it is disconnected with `FELL_BEHIND`", ge=1

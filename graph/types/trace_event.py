@@ -11,7 +11,7 @@ from graph.guard import build, guarded
 from graph.types.enums import ContentAccess, TraceKind
 from graph.types.scalars import Long
 from graph.types.transcript import WithheldReason
-from permissions.table import Group
+from permissions.access import Group, Shown, content_shown
 
 if TYPE_CHECKING:
     from graph.types.agent_task import AgentTask
@@ -69,14 +69,12 @@ class TraceEvent:
         return next((call_view(c) for c in calls if c.id == self.event.call_id), None)
 
 
+CONTENT_ACCESS = {shown: ContentAccess[shown.name] for shown in Shown}
+
+
 def content_access(event: models.TraceEvent, groups: frozenset) -> ContentAccess:
-    if event.content_erased_at is not None:
-        return ContentAccess.ERASED
-    if event.withheld is not None:
-        return ContentAccess.WITHHELD
-    if Group.CONTENT not in groups:
-        return ContentAccess.DENIED
-    return ContentAccess.SHOWN
+    erased, never_stored = event.content_erased_at is not None, event.withheld is not None
+    return CONTENT_ACCESS[content_shown(erased, never_stored, groups)]
 
 
 def withheld_reason(event: models.TraceEvent) -> WithheldReason | None:
