@@ -31,6 +31,7 @@ from graph.schema import build_schema
 from graph.subscription import admit
 from graph.unavailable import Unavailable
 from graph.view import JSONErrorsView
+from graph.websocket import TextFrames
 from models import db, fast_json
 from permissions.tokens import principal_from_header
 from resolvers import bus, metrics, otlp_ingest, retention, settings, signing
@@ -40,6 +41,8 @@ log = logging.getLogger("agentlog")
 
 
 class AgentlogGraphQL(JSONErrorsView, GraphQL):
+    websocket_adapter_class = TextFrames  # type: ignore[assignment]
+
     async def render_graphql_ide(self, request: Any) -> HTMLResponse:
         return inspector.GRAPHIQL.response()
 
