@@ -30,7 +30,7 @@ from graph.request_log import RequestLog
 from graph.schema import build_schema
 from graph.subscription import admit
 from graph.unavailable import Unavailable
-from graph.view import JSONErrorsView
+from graph.view import AdmittedRequests, JSONErrorsView
 from graph.websocket import TextFrames
 from models import db, fast_json
 from permissions.tokens import principal_from_header
@@ -40,7 +40,7 @@ from models.errors import Unauthenticated
 log = logging.getLogger("agentlog")
 
 
-class AgentlogGraphQL(JSONErrorsView, GraphQL):
+class AgentlogGraphQL(JSONErrorsView, AdmittedRequests, GraphQL):
     websocket_adapter_class = TextFrames  # type: ignore[assignment]
 
     async def render_graphql_ide(self, request: Any) -> HTMLResponse:
