@@ -1,7 +1,7 @@
 """The ASGI app: GraphQL at /graphql (GraphiQL on GET, subscriptions over graphql-transport-ws), the REST
 session transcript and its /openapi.json, the inspector at /inspect, the export at /export, OTLP at /v1/traces,
 liveness at /healthz, readiness at /readyz, metrics at /metrics; every route behind the body limit, and answering
-503 while the database cannot be reached."""
+503 while the database cannot be reached; /graphql, /export/* and /v1/traces open to AGENTLOG_CORS_ORIGINS."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from tortoise.contrib.starlette import RegisterTortoise
 from graph import export_route, http_errors, inspector, otlp, rest
 from graph.body_limit import BodyLimit
 from graph.context import Context
+from graph.cors import CrossOrigin
 from graph.readiness import readyz
 from graph.request_log import RequestLog
 from graph.schema import build_schema
@@ -101,6 +102,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
         graphql_ide="graphiql",
         allow_queries_via_get=False,
         subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL],
+        allowed_origins=settings.cors_origins(),
     )
 
     @asynccontextmanager
@@ -126,6 +128,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
     ]
     middleware = [
         Middleware(RequestLog),
+        Middleware(CrossOrigin, origins=settings.cors_origins()),
         Middleware(BodyLimit, max_bytes=settings.max_body_bytes()),
         Middleware(Unavailable),
     ]
