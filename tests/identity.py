@@ -138,13 +138,22 @@ class MockProvider:
         return answer.json()
 
 
+def _cors_as_in_0_4(response: flask.Response) -> flask.Response:
+    if flask.request.endpoint != "oidc-provider-mock.authorize":
+        response.headers["Access-Control-Allow-Origin"] = "*"
+        response.headers["Access-Control-Allow-Headers"] = "*, Authorization"
+        response.headers["Access-Control-Allow-Methods"] = "GET, POST, PUT, OPTIONS"
+    return response
+
+
 PUBLIC_CLIENTS = ["client_secret_basic", "client_secret_post", "none"]
 
 
 @contextmanager
 def mock_provider(**options: object) -> Iterator[MockProvider]:
     """oidc-provider-mock 0.3.4, the last release for Python 3.11, lets no public client (a browser's, with no
-    secret) to its token endpoint; 0.4 does, by these very lists, which are set here to the same."""
+    secret) to its token endpoint, and sends no CORS headers, so no page could read its discovery document or
+    trade a code. 0.4 does both, as real providers do for single-page clients; both are set here as 0.4 has them."""
     import werkzeug.serving
     from oidc_provider_mock import _app
     from oidc_provider_mock import app as provider_app
@@ -153,6 +162,7 @@ def mock_provider(**options: object) -> Iterator[MockProvider]:
     _app.RefreshTokenGrant.TOKEN_ENDPOINT_AUTH_METHODS = PUBLIC_CLIENTS
 
     app = provider_app(**options)
+    app.after_request(_cors_as_in_0_4)
     with app.test_request_context():
         app.preprocess_request()
         storage = flask.g.oidc_provider_mock_storage
