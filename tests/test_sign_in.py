@@ -8,12 +8,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import httpx
+import jwt
 import pytest
 from playwright.async_api import Page, Route, expect
 
@@ -151,3 +154,52 @@ async def test_without_a_client_id_the_pages_offer_only_pasting(browser, databas
             assert "connect-src 'self';" in policy
     finally:
         server.stop()
+
+
+async def test_the_token_is_refreshed_before_it_expires(browser, database, monkeypatch):
+    """The provider's ID tokens live 20 s here; the page trades its refresh token at the provider halfway through.
+    oidc-provider-mock answers a refresh with a new access token only, where Keycloak, Entra ID and Auth0 also give
+    a new ID token: the test adds one to the provider's real answer, signed with the provider's own key."""
+    with mock_provider(access_token_max_age=timedelta(seconds=20)) as provider:
+        monkeypatch.setenv("AGENTLOG_OIDC_ISSUER", provider.issuer)
+        monkeypatch.setenv("AGENTLOG_OIDC_AUDIENCE", CLIENT_ID)
+        monkeypatch.setenv("AGENTLOG_OIDC_CLIENT_ID", CLIENT_ID)
+        monkeypatch.setenv("AGENTLOG_JWT_SECRET", "kit-secret-" + "k" * 32)
+        server = start_server(database)
+        try:
+            async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+                shop = Shop(Client(http))
+                await shop.setup()
+            provider.set_user("sam", tenant=shop.tenant, name="Sam", roles=["Manager"])
+            refreshed_at: list[float] = []
+
+            async def with_an_id_token(route: Route) -> None:
+                answer = await route.fetch()
+                if "grant_type=refresh_token" not in (route.request.post_data or ""):
+                    return await route.fulfill(response=answer)
+                body = await answer.json()
+                now = int(time.time())
+                refreshed_at.append(now)
+                claims = {"iss": provider.issuer, "aud": [CLIENT_ID], "sub": "sam", "iat": now, "exp": now + 20,
+                          "tenant": shop.tenant, "name": "Sam", "roles": ["Manager"]}
+                body["id_token"] = jwt.encode(claims, provider.storage.jwk.as_pem(is_private=True), algorithm="RS256")
+                await route.fulfill(response=answer, json=body)
+
+            async with tab(browser, server.url, provider.issuer) as (page, _):
+                await page.route(f"{provider.issuer}/oauth2/token", with_an_id_token)
+                await page.goto(f"{server.url}/inspect")
+                await page.get_by_role("button", name="Sign in with your organisation").click()
+                await through_the_provider(page, provider, "sam", "7-refresh-provider")
+                await expect(page.locator(".viewer")).to_contain_text("Signed in as Sam")
+                first = await page.evaluate("() => sessionStorage.getItem('agentlog.token')")
+                await page.wait_for_function(
+                    "(first) => sessionStorage.getItem('agentlog.token') !== first", arg=first, timeout=30_000
+                )
+                second = await page.evaluate("() => sessionStorage.getItem('agentlog.token')")
+                await page.get_by_role("link", name="Tasks").click()
+                await expect(page.locator(".viewer")).to_contain_text("Signed in as Sam")
+        finally:
+            server.stop()
+    expiry = jwt.decode(first, options={"verify_signature": False})["exp"]
+    assert refreshed_at and refreshed_at[0] < expiry
+    assert jwt.decode(second, options={"verify_signature": False})["exp"] > expiry
