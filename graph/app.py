@@ -26,6 +26,7 @@ from graph import export_route, http_errors, inspector, otlp, rest
 from graph.body_limit import BodyLimit
 from graph.context import Context
 from graph.cors import CrossOrigin
+from graph.identity import ProviderKeysReady
 from graph.readiness import readyz
 from graph.request_log import RequestLog
 from graph.schema import build_schema
@@ -34,7 +35,7 @@ from graph.unavailable import Unavailable
 from graph.view import AdmittedRequests, JSONErrorsView
 from graph.websocket import TextFrames
 from models import db, fast_json
-from permissions.tokens import principal_from_header
+from permissions.tokens import keys_ready, principal_from_header
 from resolvers import bus, metrics, otlp_ingest, retention, settings, signing
 from models.errors import Unauthenticated
 
@@ -65,6 +66,7 @@ class AgentlogGraphQL(JSONErrorsView, AdmittedRequests, GraphQL):
         """The token comes in connection_init as {"Authorization": "Bearer <token>"}, or in the upgrade's header."""
         params = context.connection_params or {}
         header = params.get("Authorization") or params.get("authorization") or context.request.headers.get("authorization")
+        await keys_ready(header if isinstance(header, str) else None)
         try:
             admit(context, header if isinstance(header, str) else None)
         except Unauthenticated as exc:
@@ -129,6 +131,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
     middleware = [
         Middleware(RequestLog),
         Middleware(CrossOrigin, origins=settings.cors_origins()),
+        Middleware(ProviderKeysReady),
         Middleware(BodyLimit, max_bytes=settings.max_body_bytes()),
         Middleware(Unavailable),
     ]

@@ -4,6 +4,7 @@ so a stream of made-up `kid`s costs the provider one request per interval, never
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -71,23 +72,34 @@ class ProviderKeys:
 
     def key(self, kid: str) -> jwt.PyJWK | None:
         """The key of this kid; an unknown kid, or keys held too long, fetch the set again if the interval allows."""
-        self._refresh_if(kid not in self.keys)
+        if self.wanted(kid):
+            self.refresh()
         return self.keys.get(kid)
 
     def sole_key(self, algorithm: str, again: bool = False) -> jwt.PyJWK | None:
         """For a token that names no kid: the set's one key of its algorithm, if it has exactly one. `again` (its
         signature did not hold) fetches the set anew if the interval allows, as an unknown kid does."""
-        self._refresh_if(again or not self.keys)
+        if self.wanted(None, again):
+            self.refresh()
         found = [key for key in self.keys.values() if key.algorithm_name == algorithm]
         return found[0] if len(found) == 1 else None
 
-    def _refresh_if(self, wanted: bool) -> None:
+    def wanted(self, kid: str | None, again: bool = False) -> bool:
+        """Whether reading a token with this kid would fetch the set now."""
+        missing = again or (kid not in self.keys if kid is not None else not self.keys)
         now = time.monotonic()
-        if (wanted or now - self.fetched_at > KEEP_FOR) and now - self.fetched_at >= REFRESH_EVERY:
-            self.refresh()
+        return (missing or now - self.fetched_at > KEEP_FOR) and now - self.fetched_at >= REFRESH_EVERY
 
     def refresh(self) -> None:
         self.fetched_at = time.monotonic()
+        self.fetch()
+
+    async def refresh_aside(self) -> None:
+        """The same fetch in a worker thread, so that the event loop serves others while the provider answers."""
+        self.fetched_at = time.monotonic()
+        await asyncio.to_thread(self.fetch)
+
+    def fetch(self) -> None:
         try:
             url = self.jwks_url or discovered_jwks_url(self.issuer)
             self.keys = usable_keys(fetch_json(url))

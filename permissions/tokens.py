@@ -128,6 +128,21 @@ def _verified(token: str, key: str) -> tuple[Principal, float]:
     return principal, float(claims["exp"])
 
 
+async def keys_ready(authorization: str | None) -> None:
+    """Before a provider token is read: fetches the provider's keys off the event loop if reading it would."""
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not oidc.configured():
+        return
+    try:
+        header = jwt.get_unverified_header(token.strip())
+    except jwt.InvalidTokenError:
+        return
+    keys = oidc.current_provider()
+    kid = header.get("kid")
+    if header.get("alg") in ALGORITHMS and isinstance(kid, str | None) and keys.wanted(kid):
+        await keys.refresh_aside()
+
+
 def principal_from_header(authorization: str | None) -> Principal | None:
     """None when no token was sent; Unauthenticated when one was sent and is bad."""
     if not authorization:

@@ -43,17 +43,19 @@ class SigningKey:
 
 
 class KeyServer:
-    """An issuer at http://127.0.0.1:PORT serving its discovery document and key set; `requests` lists every
-    path asked for."""
+    """An issuer at http://127.0.0.1:PORT serving its discovery document and key set, each answer `delay` seconds
+    late; `requests` lists every path asked for."""
 
     def __init__(self, *algorithms: str) -> None:
         self.keys = [SigningKey(a) for a in algorithms or ("RS256",)]
         self.requests: list[str] = []
+        self.delay = 0.0
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 owner.requests.append(self.path)
+                time.sleep(owner.delay)
                 bodies = {
                     "/.well-known/openid-configuration": {"issuer": owner.issuer, "jwks_uri": owner.issuer + "/jwks"},
                     "/jwks": {"keys": [key.public_jwk() for key in owner.keys]},

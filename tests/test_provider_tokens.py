@@ -4,6 +4,7 @@ UNAUTHENTICATED, reading nothing and writing nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -159,3 +160,17 @@ async def test_without_the_secret_no_hs256_token_is_taken_beside_a_provider(clie
 
     for token in (dev_token, issue_token("noor", shop.tenant, roles=["Manager"], key=DEV_SECRET)):
         assert (await client.error(ME, token=token))["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+async def test_others_are_served_while_the_providers_keys_are_fetched(client, provider, shop):
+    provider.delay = 1.0
+    order: list[str] = []
+
+    async def ask(name: str, token: str) -> None:
+        await client.ok(ME, token=token)
+        order.append(name)
+
+    person = provider.token(tenant=shop.tenant, name="Mia")
+    await asyncio.gather(ask("provider token", person), ask("HS256 token", shop.noor))
+
+    assert order == ["HS256 token", "provider token"]
