@@ -40,8 +40,9 @@ export async function signInWithOrganisation(returnTo = location.pathname + loca
   const state = random(16);
   const nonce = random(16);
   sessionStorage.setItem(PENDING, JSON.stringify({ verifier, state, nonce, returnTo }));
+  const offline = (provider.scopes_supported || []).includes("offline_access") ? " offline_access" : "";
   const query = new URLSearchParams({
-    response_type: "code", client_id: clientId, redirect_uri: redirectUri(), scope: "openid profile email",
+    response_type: "code", client_id: clientId, redirect_uri: redirectUri(), scope: `openid profile email${offline}`,
     state, nonce, code_challenge: challenge, code_challenge_method: "S256",
   });
   location.assign(`${provider.authorization_endpoint}?${query}`);
