@@ -19,8 +19,7 @@ function SignIn({ problem, onToken, org }) {
   return html`<main class="sign-in">
     <h1>agentlog inspector</h1>
     <p class="problem" role="alert" data-testid="sign-in-problem">${problem}</p>
-    ${org && html`<p><button type="button" class="organisation" onClick=${() => signInWithOrganisation()}>Sign in with your organisation</button></p>
-      <p>Or paste a token:</p>`}
+    ${org && html`<p><button type="button" onClick=${() => signInWithOrganisation()}>Sign in with your organisation</button></p>`}
     <p>The inspector shows what your own token lets you read. Paste it here; it is kept in this tab only.</p>
     <form onSubmit=${submit}>
       <label for="token">Your token</label>
