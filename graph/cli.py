@@ -45,7 +45,11 @@ def serve(args: argparse.Namespace) -> int:
     if missing:
         print(missing, file=sys.stderr)
         return 2
-    if not os.environ.get("AGENTLOG_JWT_SECRET"):
+    if not os.environ.get("AGENTLOG_JWT_SECRET") and settings.oidc_issuer():
+        logging.getLogger("agentlog").warning(
+            "AGENTLOG_JWT_SECRET is not set: only the identity provider's tokens are accepted, so no kit can write."
+        )
+    elif not os.environ.get("AGENTLOG_JWT_SECRET"):
         if not is_loopback(args.host):
             print(
                 f"AGENTLOG_JWT_SECRET is not set, so tokens would be signed with a development key anyone can know; "
@@ -134,10 +138,14 @@ def duration(text: str) -> timedelta:
 
 
 def token(args: argparse.Namespace) -> int:
-    from permissions.tokens import issue_token
+    from permissions.tokens import NoSecret, issue_token
 
     roles = [r for part in args.roles for r in part.split(",") if r]
-    print(issue_token(args.sub, args.tenant, roles=roles, name=args.name, kit=args.kit, ttl=args.ttl))
+    try:
+        print(issue_token(args.sub, args.tenant, roles=roles, name=args.name, kit=args.kit, ttl=args.ttl))
+    except NoSecret as exc:
+        print(exc, file=sys.stderr)
+        return 2
     return 0
 
 
