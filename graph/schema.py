@@ -27,6 +27,7 @@ from graph.mutation import KitMutation
 from graph.prices import PriceMutation, PriceQuery
 from graph.nul import RefuseNul
 from graph.query import Query
+from graph.read_routing import RoutedOperations
 from graph.request_log import RequestOutcome
 from graph.subscription import Subscription
 from graph.types.scalars import SCALARS
@@ -93,7 +94,7 @@ def build_schema() -> strawberry.Schema:
         query=merge_types("Query", QUERIES),
         mutation=merge_types("Mutation", MUTATIONS),
         subscription=Subscription,
-        extensions=[RequestOutcome, *limits, *document_caches(), RefuseNul, ErrorCodes],
+        extensions=[RequestOutcome, *limits, *document_caches(), RefuseNul, RoutedOperations, ErrorCodes],
         config=StrawberryConfig(scalar_map=SCALARS),
         execution_context_class=TreeExecution if fast else None,
     )
