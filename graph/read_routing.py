@@ -33,6 +33,7 @@ from resolvers.replicas import Replica, lsn_text, reading_from, routing
 HEADER = "X-Agentlog-Consistency"
 FENCED = frozenset({"eraseAgentWorkContent", "anonymiseAgentWork", "forgetAgentWork", "eraseAgentHelp", "definePolicies"})
 READ_PATHS = ("/export/", "/agentic/")
+RECOVERY_CONFLICT = "40001"
 
 
 @dataclass
@@ -47,6 +48,20 @@ class Exchange:
 
 
 EXCHANGE: ContextVar[Exchange | None] = ContextVar("agentlog_exchange", default=None)
+
+
+def replica_failed(error: BaseException | None) -> bool:
+    """A read the primary should answer instead: the replica went away, or cancelled the read because replaying
+    the primary's changes conflicted with it (SQLSTATE 40001, "conflict with recovery")."""
+    if database_unavailable(error):
+        return True
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if getattr(error, "sqlstate", None) == RECOVERY_CONFLICT:
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _token_of(scope: Scope) -> int | None:
@@ -112,9 +127,10 @@ class ConsistentReads:
             with reading_from(replica):
                 await self.app(scope, receive, watched)
         except Exception as exc:
-            if replica is None or started or not database_unavailable(exc):
+            if replica is None or started or not replica_failed(exc):
                 raise
-            found.down(replica)
+            if database_unavailable(exc):
+                found.down(replica)
             with reading_from(None):
                 await self.app(scope, receive, send)
 
@@ -126,13 +142,23 @@ def _answering(exchange: Exchange, send: Send, position: Callable[[], Awaitable[
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
             if exchange.answer is None and position is not None and message["status"] < 500:
-                exchange.answer = lsn_text(await position())
+                exchange.answer = await _position_text(position)
             if exchange.answer is not None:
                 header = (HEADER.lower().encode(), exchange.answer.encode())
                 message = {**message, "headers": [*message.get("headers", ()), header]}
         await send(message)
 
     return sending
+
+
+async def _position_text(position: Callable[[], Awaitable[int]]) -> str | None:
+    """The primary's position as a token; None (no token) when the primary cannot be reached just now."""
+    try:
+        return lsn_text(await position())
+    except Exception as exc:
+        if not database_unavailable(exc):
+            raise
+        return None
 
 
 def _root_fields(execution_context: Any) -> set[str]:
@@ -162,8 +188,9 @@ class RoutedOperations(SchemaExtension):
             with reading_from(replica):
                 yield
             errors = getattr(context.result, "errors", None) or ()
-            if replica is not None and any(database_unavailable(error.original_error) for error in errors):
-                found.down(replica)
+            if replica is not None and any(replica_failed(error.original_error) for error in errors):
+                if any(database_unavailable(error.original_error) for error in errors):
+                    found.down(replica)
                 exchange.failed = True
             return
         yield
@@ -171,11 +198,7 @@ class RoutedOperations(SchemaExtension):
         if tenant is not None and _root_fields(context) & FENCED:
             exchange.answer = await found.fence(tenant)
             return
-        try:
-            exchange.answer = lsn_text(await found.position())
-        except Exception as exc:
-            if not database_unavailable(exc):
-                raise
+        exchange.answer = await _position_text(found.position)
 
     def get_results(self) -> dict[str, Any]:
         exchange = EXCHANGE.get()

@@ -85,6 +85,11 @@ class Schema(strawberry.Schema):
         errors[:] = [shape(error, request_id) for error in errors]
 
 
+def routed_operations() -> list:
+    """With read replicas, queries read from one and mutations answer a consistency token; without, no hook."""
+    return [RoutedOperations] if settings.read_database_urls() else []
+
+
 def build_schema() -> strawberry.Schema:
     """With AGENTLOG_EXECUTOR=fast (the default) requests run on graph/execution.py; with `stock`, on
     graphql-core's executor as strawberry sets it up."""
@@ -94,7 +99,7 @@ def build_schema() -> strawberry.Schema:
         query=merge_types("Query", QUERIES),
         mutation=merge_types("Mutation", MUTATIONS),
         subscription=Subscription,
-        extensions=[RequestOutcome, *limits, *document_caches(), RefuseNul, RoutedOperations, ErrorCodes],
+        extensions=[RequestOutcome, *limits, *document_caches(), RefuseNul, *routed_operations(), ErrorCodes],
         config=StrawberryConfig(scalar_map=SCALARS),
         execution_context_class=TreeExecution if fast else None,
     )

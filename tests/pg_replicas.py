@@ -25,7 +25,7 @@ class Standby(Cluster):
             entry = pwd.getpwnam(self.owner)
             os.chown(self.root, entry.pw_uid, entry.pw_gid)
         self._run(BIN / "pg_basebackup", "-D", self.data, "-h", "127.0.0.1", "-p", primary.port, "-U", "postgres",
-                  "-R", "-X", "stream", "--no-sync")
+                  "-R", "-X", "stream", "--checkpoint=fast", "--no-sync")
 
     async def sql(self, statement: str, database: str = "postgres") -> object:
         conn = await asyncpg.connect(f"{self.url}/{database}")
