@@ -75,6 +75,21 @@ async def readers(server: Server, root: str, seconds: float) -> int:
     return done
 
 
+async def ready(server: Server, within_s: float = 120) -> None:
+    """Until every worker can answer (they start after the port is announced)."""
+    deadline = time.monotonic() + within_s
+    async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
+        answered = 0
+        while answered < 4 * WORKERS:
+            try:
+                answered = answered + 1 if (await http.get("/readyz")).status_code == 200 else 0
+            except httpx.TransportError:
+                answered = 0
+            if time.monotonic() > deadline:
+                raise RuntimeError("agentlog serve did not become ready:\n" + "\n".join(server.log[-30:]))
+            await asyncio.sleep(0.25)
+
+
 async def caught_up(standbys: list[Standby], primary: Cluster) -> None:
     conn = await asyncpg.connect(f"{primary.url}/agentlog")
     try:
@@ -95,10 +110,10 @@ async def caught_up(standbys: list[Standby], primary: Cluster) -> None:
 async def one_run(primary: Cluster, standbys: list[Standby], replicas: int, root: str) -> tuple[float, dict]:
     urls = ",".join(f"{standby.url}/agentlog" for standby in standbys[:replicas])
     settings = {"AGENTLOG_READ_DATABASE_URLS": urls} if urls else {}
-    with mock.patch.dict(os.environ, {"AGENTLOG_LOG_LEVEL": "WARNING", **settings}):
+    with mock.patch.dict(os.environ, settings):
         server = start_server(f"{primary.url}/agentlog", "--workers", str(WORKERS))
     try:
-        await asyncio.sleep(2)
+        await ready(server)
         await readers(server, root, 1.0)
         reads = await readers(server, root, SECONDS)
         return reads / SECONDS, reads_by_node(server)

@@ -24,8 +24,10 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from graph.http_errors import error_response
+from graph.loaders import Loaders
 from models.availability import database_unavailable
 from models.errors import BadInput, Unauthenticated
+from permissions.access import Access
 from permissions.tokens import principal_from_header
 from resolvers import replicas
 from resolvers.replicas import Replica, lsn_text, reading_from, routing
@@ -184,14 +186,10 @@ class RoutedOperations(SchemaExtension):
             yield
             return
         if context.operation_type is OperationType.QUERY:
-            replica = None if exchange.primary_only else found.node_for(_tenant(context.context), exchange.token)
-            with reading_from(replica):
+            exchange.replica = None if exchange.primary_only else found.node_for(_tenant(context.context), exchange.token)
+            with reading_from(exchange.replica):
                 yield
-            errors = getattr(context.result, "errors", None) or ()
-            if replica is not None and any(replica_failed(error.original_error) for error in errors):
-                if any(database_unavailable(error.original_error) for error in errors):
-                    found.down(replica)
-                exchange.failed = True
+            exchange.replica = None
             return
         yield
         tenant = _tenant(context.context)
@@ -207,17 +205,30 @@ class RoutedOperations(SchemaExtension):
         return {"consistency": exchange.answer}
 
 
+def note_failures(errors: list[Any]) -> None:
+    """For the schema, on an operation's errors before they are masked: whether the replica it read from failed
+    it, so that it runs again on the primary (a replica that went away is left out)."""
+    exchange = EXCHANGE.get()
+    found = routing()
+    if exchange is None or exchange.replica is None or found is None:
+        return
+    causes = [error.original_error for error in errors]
+    if any(replica_failed(cause) for cause in causes):
+        exchange.failed = True
+        if any(database_unavailable(cause) for cause in causes):
+            found.down(exchange.replica)
+
+
 async def executed_once_more_if_a_replica_failed(execute: Callable[[], Awaitable[Any]], context: Any) -> Any:
-    """A query whose replica failed under it runs again, on the primary, with fresh loaders."""
+    """A query whose replica failed under it runs again, on the primary, with nothing kept of the first run."""
     result = await execute()
     exchange = EXCHANGE.get()
     if exchange is None or not exchange.failed:
         return result
     exchange.failed = False
     exchange.primary_only = True
-    from graph.subscription import renew
-
-    renew(context)
+    context.access = Access(context.principal)
+    context.loaders = Loaders(context.principal.tenant if context.principal else "")
     return await execute()
 
 

@@ -27,7 +27,7 @@ from graph.mutation import KitMutation
 from graph.prices import PriceMutation, PriceQuery
 from graph.nul import RefuseNul
 from graph.query import Query
-from graph.read_routing import RoutedOperations
+from graph.read_routing import RoutedOperations, note_failures
 from graph.request_log import RequestOutcome
 from graph.subscription import Subscription
 from graph.types.scalars import SCALARS
@@ -82,6 +82,7 @@ class Schema(strawberry.Schema):
         """Expected refusals are not logged; unexpected ones are logged with their request id and masked here
         too, for failures that end the operation before ErrorCodes sees its result."""
         request_id = request_id_of(execution_context.context if execution_context else None)
+        note_failures(errors)
         errors[:] = [shape(error, request_id) for error in errors]
 
 
