@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.pg_cluster import Cluster
 from tests.pg_replicas import Standby
-from tests.servers import Server, start_server
+from tests.servers import Server, start_server, subscribed
 from tests.shop import Client, Shop
 
 pytestmark = pytest.mark.postgres_only
@@ -238,6 +238,22 @@ async def test_a_narrowed_policy_holds_on_every_server_while_replay_is_paused(re
             assert node == "primary"
     finally:
         await replicated.standby.resume()
+
+
+async def test_a_subscriber_on_another_server_sees_each_event_as_it_happened_while_replay_is_paused(
+    replicated, shops
+):
+    shop, _ = shops
+    await replicated.standby.pause()
+    try:
+        async with subscribed(replicated.servers[1], shop.noor) as subscriber:
+            task = (await shop.start())["id"]
+            await shop.end(task)
+            seen = [await subscriber.event_of(task), await subscriber.event_of(task)]
+    finally:
+        await replicated.standby.resume()
+    assert [(event["event"], event["task"]["status"]) for event in seen] == [
+        ("AgentTaskStarted", "RUNNING"), ("AgentTaskFinished", "DONE")]
 
 
 async def test_a_stopped_replica_is_left_out_without_an_error_and_taken_back(replicated, shops):
