@@ -25,7 +25,6 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.connection import get_connection, get_connections

@@ -123,3 +123,16 @@ def test_tokens_are_wal_positions_and_anything_else_is_bad_input():
     for bad in ("", "yesterday", "1/", "/1", "G/1", "123456789/0"):
         with pytest.raises(BadInput):
             token_value(bad)
+
+
+def test_replicas_are_refused_without_a_postgresql_primary_or_as_other_urls(monkeypatch):
+    from resolvers import settings
+
+    monkeypatch.delenv("AGENTLOG_DATABASE_URL", raising=False)
+    monkeypatch.setenv("AGENTLOG_READ_DATABASE_URLS", "postgres://postgres@10.0.0.2/agentlog")
+    assert any(line.startswith("AGENTLOG_READ_DATABASE_URLS=") for line in settings.problems())
+
+    monkeypatch.setenv("AGENTLOG_DATABASE_URL", "postgres://postgres@10.0.0.1/agentlog")
+    assert settings.problems() == []
+    monkeypatch.setenv("AGENTLOG_READ_DATABASE_URLS", "postgres://postgres@10.0.0.2/agentlog, sqlite://copy.db")
+    assert any(line.startswith("AGENTLOG_READ_DATABASE_URLS=") for line in settings.problems())
