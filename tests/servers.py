@@ -19,7 +19,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 REPO = Path(__file__).resolve().parent.parent
-LIFETIME_SECONDS = 900
+LIFETIME_SECONDS = 3600
 STARTUP_SECONDS = 60
 RUNNING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
 
