@@ -1,4 +1,4 @@
-"""The `agentlog` command: serve, token, verify, export, schema."""
+"""The `agentlog` command: serve, token, verify, export, key, schema."""
 
 from __future__ import annotations
 
@@ -41,6 +41,10 @@ def serve(args: argparse.Namespace) -> int:
     except SigningKeyError as exc:
         print(exc, file=sys.stderr)
         return 2
+    missing = missing_database(db.database_url())
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
     if not os.environ.get("AGENTLOG_JWT_SECRET"):
         if not is_loopback(args.host):
             print(
@@ -61,6 +65,34 @@ def serve(args: argparse.Namespace) -> int:
     uvicorn.run("graph.serving:served_app", factory=True, host=args.host, port=args.port, workers=args.workers,
                 log_config=None, access_log=False)
     return 0
+
+
+def missing_database(url: str) -> str | None:
+    """The line to stop on when the URL names a PostgreSQL database that does not exist on a server that answers.
+
+    Any other failure to connect is left to the server's start, which says what it met."""
+    if not url.startswith(("postgres://", "postgresql://", "asyncpg://")):
+        return None
+    import asyncpg
+    from tortoise.backends.base.config_generator import expand_db_url
+
+    found = expand_db_url(url)["credentials"]
+
+    async def attempt() -> str | None:
+        try:
+            connection = await asyncpg.connect(host=found["host"], port=found["port"], user=found["user"],
+                                               password=found.get("password"), database=found["database"], timeout=10)
+        except asyncpg.InvalidCatalogNameError:
+            where = f"{found['host']}:{found['port']}"
+            return (f"AGENTLOG_DATABASE_URL names the PostgreSQL database {found['database']!r}, which does not exist "
+                    f"on {where}: create it (createdb -h {found['host']} -p {found['port']} -U {found['user']} "
+                    f"{found['database']}) or name one that does.")
+        except Exception:
+            return None
+        await connection.close()
+        return None
+
+    return asyncio.run(attempt())
 
 
 def share_metrics() -> None:
@@ -143,7 +175,7 @@ def verify(args: argparse.Namespace) -> int:
             print(f"No task {task_id}.", file=sys.stderr)
             return 2
         print(json.dumps({
-            "intact": check.intact, "lines": check.lines, "brokenAt": check.broken_at,
+            "intact": check.intact, "lines": check.lines, "brokenAt": check.broken_at, "reason": check.reason,
             "problem": check.problem, "erased": check.erased,
         }))
         return 0 if check.intact else 1
@@ -155,6 +187,12 @@ def export(args: argparse.Namespace) -> int:
     from graph.offline import export_task
 
     return export_task(args.task, args.out)
+
+
+def key(args: argparse.Namespace) -> int:
+    from graph.offline import print_key
+
+    return print_key()
 
 
 def schema(args: argparse.Namespace) -> int:
@@ -197,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("task")
     p.add_argument("--out", help="the file to write (default: standard output)")
     p.set_defaults(run=export)
+
+    p = commands.add_parser("key", help="print the checkpoint verifier key of this server's signing key, for --key")
+    p.set_defaults(run=key)
 
     p = commands.add_parser("schema", help="print the GraphQL schema")
     p.set_defaults(run=schema)

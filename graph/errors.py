@@ -7,9 +7,11 @@ limits, or its variables do not fit their types) and the expected refusals speak
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from graphql.error import GraphQLError
+from graphql.language import FieldNode
 from strawberry.extensions import MaskErrors
 
 from models.availability import database_unavailable
@@ -28,17 +30,49 @@ def request_id_of(context: Any) -> str:
     return getattr(context, "request_id", "-")
 
 
+VARIABLE = re.compile(r"^Variable '\$(\w+)' has invalid value(?: at ([\w.\[\]]+))?: ")
+REQUIRED = re.compile(r"to include required field '(\w+)'")
+
+
+def argument_path(field: str, error: GraphQLError) -> str:
+    """The path of the argument at fault, from the field a resolver named within its input: `input.inputTokens`.
+
+    A line of `recordLines` is named from `lines`, as the contract names it (`lines[3].modelCall.costMicros`);
+    a field that already starts with one of the call's arguments (`filter.search`, `first`) is left as it is."""
+    node = error.nodes[0] if error.nodes else None
+    arguments = [argument.name.value for argument in node.arguments or ()] if isinstance(node, FieldNode) else []
+    head = re.split(r"[.\[]", field, maxsplit=1)[0]
+    if head in arguments or head == "lines" or len(arguments) != 1:
+        return field
+    return f"{arguments[0]}.{field}"
+
+
+def variable_path(message: str) -> str | None:
+    """Where graphql-core found a variable's value not of its type. Its errors carry this only in the message
+    (graphql-core 3.3: `Variable '$input' has invalid value at .inputTokens: …`, `… to include required field
+    'agent' …`), so it is read from there, once, here."""
+    found = VARIABLE.match(message)
+    if found is None:
+        return None
+    path = found.group(1) + (found.group(2) or "")
+    missing = REQUIRED.search(message, found.end())
+    return f"{path}.{missing.group(1)}" if missing else path
+
+
 def shape(error: GraphQLError, request_id: str) -> GraphQLError:
     if (error.extensions or {}).get("code"):
         return error
     original = error.original_error
+    field = None
     if isinstance(original, AgentlogError):
         code, message = original.code, original.message
+        if original.field is not None:
+            field = argument_path(original.field, error)
     elif database_unavailable(original):
         log.warning("request %s: the database cannot be reached: %s", request_id, error.message)
         code, message = "UNAVAILABLE", UNAVAILABLE
     elif error.path is None and (original is None or isinstance(original, GraphQLError)):
-        code, message = "BAD_INPUT", error.message
+        code, message, field = "BAD_INPUT", error.message, variable_path(error.message)
     else:
         log.error("request %s failed: %s", request_id, error.message, exc_info=original)
         return GraphQLError(
@@ -47,7 +81,8 @@ def shape(error: GraphQLError, request_id: str) -> GraphQLError:
             path=error.path,
             extensions={"code": "INTERNAL", "requestId": request_id},
         )
-    return GraphQLError(message, nodes=error.nodes, path=error.path, extensions={"code": code})
+    extensions = {"code": code} if field is None else {"code": code, "field": field}
+    return GraphQLError(message, nodes=error.nodes, path=error.path, extensions=extensions)
 
 
 class ErrorCodes(MaskErrors):

@@ -126,7 +126,7 @@ class RefuseNul(SchemaExtension):
                              None)
                 if found:
                     refusal = BadInput(f"{found} holds a NUL character (U+0000), which agentlog does not take; "
-                                       "leave it out.")
+                                       "leave it out.", field=found.lstrip("$"))
                     error = GraphQLError(refusal.message, original_error=refusal)
                     context.result = ExecutionResult(data=None, errors=[error])
         yield

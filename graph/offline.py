@@ -1,15 +1,22 @@
-"""The command line's export and offline verification: files in and out around the pure export checker."""
+"""The command line's export, offline verification and key: files in and out around the pure export checker."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import uuid
 from pathlib import Path
 
-from models.export_check import check_export
+from models.export_check import Verdict, check_export
 from models.note import NoteError, verifier_from_key
+
+UNCHECKED = (
+    "The checkpoint's signature was not checked: no --key was given, so this file was checked only against its "
+    "own header, which whoever wrote the file could also have written. Get the server's key with the "
+    "checkpointKey query (`{ checkpointKey }`) or `agentlog key` where the server runs, and pass it as --key."
+)
 
 
 def _key_text(key: str) -> str:
@@ -34,14 +41,48 @@ def verify_file(file: str, key: str | None, witnessed: list[str], as_json: bool)
         return 2
     if as_json:
         print(json.dumps(verdict.as_json(), ensure_ascii=False))
-    elif verdict.intact:
-        print(f"intact: {verdict.lines} lines, {verdict.erased} erased")
     else:
-        at = f"line {verdict.seq} (file line {verdict.line})" if verdict.seq is not None else f"file line {verdict.line}"
-        print(f"broken at {at}: {verdict.reason}: {verdict.problem}")
+        print(said(verdict))
         for note in verdict.fork or ():
             print(f"\n{note}", end="")
+        if verifier is None:
+            print(UNCHECKED)
     return 0 if verdict.intact else 1
+
+
+def said(verdict: Verdict) -> str:
+    if verdict.intact:
+        checked = "its checkpoint's signature checked" if verdict.signature_checked else "its signature not checked"
+        return f"intact: {verdict.lines} lines, {verdict.erased} erased; {checked}"
+    at = f"line {verdict.seq} (file line {verdict.line})" if verdict.seq is not None else f"file line {verdict.line}"
+    field = f" ({verdict.field})" if verdict.field else ""
+    return f"broken at {at}: {verdict.reason.value}{field}: {verdict.problem}"
+
+
+def print_key() -> int:
+    """The verifier key of the signing key the server uses here, read from its file; none is made."""
+    from resolvers.signing import DEFAULT_FILE, SigningKeyError, read_key
+
+    named = os.environ.get("AGENTLOG_SIGNING_KEY", "").strip()
+    path = Path(named or DEFAULT_FILE).resolve()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        if named:
+            print(f"AGENTLOG_SIGNING_KEY: there is no file {path}.", file=sys.stderr)
+        else:
+            print(f"No signing key at {path}: the server makes one there on its first start. Run this where the "
+                  "server runs, with its AGENTLOG_SIGNING_KEY.", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"{path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    try:
+        print(read_key(data, path).verifier.key)
+    except SigningKeyError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    return 0
 
 
 def export_task(task: str, out: str | None) -> int:
@@ -64,9 +105,12 @@ def export_task(task: str, out: str | None) -> int:
                 print(f"No task {task_id}.", file=sys.stderr)
                 return 2
             target = open(out, "wb") if out else sys.stdout.buffer
+            lines = written = 0
             try:
                 async for chunk in found.lines():
                     target.write(chunk)
+                    lines += chunk.count(b"\n")
+                    written += len(chunk)
             finally:
                 if out:
                     target.close()
@@ -74,6 +118,9 @@ def export_task(task: str, out: str | None) -> int:
                     target.flush()
         finally:
             await Tortoise.close_connections()
+        if out:
+            print(f"Wrote {max(lines - 1, 0)} lines of the record of task {task_id}'s tree, after a header, to "
+                  f"{Path(out).resolve()} ({written} bytes).")
         return 0
 
     return asyncio.run(run())

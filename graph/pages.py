@@ -18,7 +18,7 @@ async def children_page(context: Any, row: TaskRow, first: int | None, after: st
         return at
     child = await _task(context, after)
     if child is None or child.parent_id != row.id:
-        raise BadInput("children: after is not the id of one of this task's children.")
+        raise BadInput("children: after is not the id of one of this task's children.", field="after")
     return Page(at.first, child.sequence)
 
 
@@ -29,7 +29,7 @@ def subtree_slice(rows: list[Any], first: int | None, after: str | None) -> list
         tid = parse_id(after)
         position = next((i for i, r in enumerate(rows) if r.id == tid), None)
         if position is None:
-            raise BadInput("subtree: after is not the id of a task under this one.")
+            raise BadInput("subtree: after is not the id of a task under this one.", field="after")
         rows = rows[position + 1 :]
     if at.first is not None:
         return rows[: at.first]
@@ -42,7 +42,7 @@ async def calls_page(context: Any, row: TaskRow, first: int | None, after: str |
         return at
     call_id = parse_id(after)
     if call_id is None or not await pages.is_call_of(context.loaders.tenant, row.id, call_id):
-        raise BadInput("calls: after is not the id of one of this task's meter rows.")
+        raise BadInput("calls: after is not the id of one of this task's meter rows.", field="after")
     return Page(at.first, call_id)
 
 

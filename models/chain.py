@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from json.encoder import encode_basestring
@@ -75,53 +74,39 @@ class Line:
     content_erased: bool = False
 
 
-class _Unusual(Exception):
-    """A fixed field holds a type other than its own; the general encoder says it exactly."""
-
-
-def _int(value: Any) -> str:
-    if value is None:
-        return "null"
-    if type(value) is int:
-        return int.__repr__(value)
-    raise _Unusual
-
-
-def _str(value: Any) -> str:
-    if value is None:
-        return "null"
-    if type(value) is str:
-        return encode_basestring(value)
-    raise _Unusual
-
-
-def _bool(value: Any) -> str:
-    if value is None:
-        return "null"
-    if type(value) is bool:
-        return "true" if value else "false"
-    raise _Unusual
-
-
 def fixed_json(line: Line) -> str:
     """The canonical JSON of the fixed fields: written out in sorted key order, byte for byte what
-    `json.dumps(fixed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` gives."""
+    `json.dumps(fixed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` gives; a field holding a type
+    other than its own is left to that general encoder, which says it exactly."""
     task, at = str(line.task).lower(), rfc3339(line.at)
-    try:
-        return (
-            f'{{"at":{encode_basestring(at)},"attempts":{_int(line.attempts)},"costMicros":{_int(line.cost_micros)},'
-            f'"durationMs":{_int(line.duration_ms)},"inputTokens":{_int(line.input_tokens)},'
-            f'"isError":{_bool(line.is_error)},"kind":{_str(line.kind)},"model":{_str(line.model)},'
-            f'"outputTokens":{_int(line.output_tokens)},"routeRule":{_str(line.route_rule)},"seq":{_int(line.seq)},'
-            f'"task":{encode_basestring(task)},"tool":{_str(line.tool)},"toolCallId":{_str(line.tool_call_id)}}}'
-        )
-    except _Unusual:
+    seq, attempts, cost, duration = line.seq, line.attempts, line.cost_micros, line.duration_ms
+    inputs, outputs, error = line.input_tokens, line.output_tokens, line.is_error
+    kind, model, rule, tool, call = line.kind, line.model, line.route_rule, line.tool, line.tool_call_id
+    if not (
+        (seq is None or type(seq) is int) and (attempts is None or type(attempts) is int)
+        and (cost is None or type(cost) is int) and (duration is None or type(duration) is int)
+        and (inputs is None or type(inputs) is int) and (outputs is None or type(outputs) is int)
+        and (error is None or type(error) is bool) and (kind is None or isinstance(kind, str))
+        and (model is None or isinstance(model, str)) and (rule is None or isinstance(rule, str))
+        and (tool is None or isinstance(tool, str)) and (call is None or isinstance(call, str))
+    ):
         return _canonical({
-            "seq": line.seq, "kind": line.kind, "task": task, "at": at, "model": line.model,
-            "routeRule": line.route_rule, "attempts": line.attempts, "costMicros": line.cost_micros,
-            "inputTokens": line.input_tokens, "outputTokens": line.output_tokens, "tool": line.tool,
-            "toolCallId": line.tool_call_id, "isError": line.is_error, "durationMs": line.duration_ms,
+            "seq": seq, "kind": kind, "task": task, "at": at, "model": model, "routeRule": rule,
+            "attempts": attempts, "costMicros": cost, "inputTokens": inputs, "outputTokens": outputs, "tool": tool,
+            "toolCallId": call, "isError": error, "durationMs": duration,
         })
+    return (
+        f'{{"at":{encode_basestring(at)},"attempts":{"null" if attempts is None else attempts},'
+        f'"costMicros":{"null" if cost is None else cost},"durationMs":{"null" if duration is None else duration},'
+        f'"inputTokens":{"null" if inputs is None else inputs},'
+        f'"isError":{"null" if error is None else "true" if error else "false"},'
+        f'"kind":{"null" if kind is None else encode_basestring(kind)},'
+        f'"model":{"null" if model is None else encode_basestring(model)},'
+        f'"outputTokens":{"null" if outputs is None else outputs},'
+        f'"routeRule":{"null" if rule is None else encode_basestring(rule)},"seq":{"null" if seq is None else seq},'
+        f'"task":{encode_basestring(task)},"tool":{"null" if tool is None else encode_basestring(tool)},'
+        f'"toolCallId":{"null" if call is None else encode_basestring(call)}}}'
+    )
 
 
 def line_hash(prev_hash: str, fixed: str, summary_hash: str, payload_hash: str) -> str:
@@ -143,93 +128,3 @@ def seal(line: Line, prev_hash: str) -> Line:
     line.prev_hash = prev_hash
     line.hash = line_hash(prev_hash, fixed_json(line), line.summary_hash, line.payload_hash)
     return line
-
-
-@dataclass(frozen=True, slots=True)
-class TraceCheck:
-    intact: bool
-    lines: int
-    broken_at: int | None
-    problem: str | None
-    erased: int
-
-
-class ChainChecker:
-    """Checks lines fed in seq order, one at a time, holding only what the next line needs."""
-
-    def __init__(self) -> None:
-        self.expected = 1
-        self.prev_hash = GENESIS
-        self.lines = 0
-        self.erased = 0
-        self.problem: tuple[int, str] | None = None
-        self.uncovered: int | None = None
-        self.uncovered_before_problem: int | None = None
-        self.last_erasure = 0
-
-    def feed(self, line: Line) -> None:
-        n = self.expected
-        self.lines += 1
-        if line.kind == "ERASED":
-            self.uncovered = None
-            self.last_erasure = n
-        if line.erased or line.content_erased:
-            self.erased += 1
-            if self.uncovered is None:
-                self.uncovered = n
-        if self.problem is None:
-            found = self._problem_with(line)
-            if found:
-                self.problem = (n, found)
-                if self.uncovered is not None and self.uncovered < n:
-                    self.uncovered_before_problem = self.uncovered
-        self.expected += 1
-        self.prev_hash = line.hash
-
-    def _problem_with(self, line: Line) -> str | None:
-        n = self.expected
-        if line.seq > n:
-            return f"Line {n} is missing: the record goes from line {n - 1} to line {line.seq}."
-        if line.seq < n:
-            return f"Line {n} is out of place: it says it is line {line.seq}."
-        if line.erased:
-            if line.summary != ERASED_SENTENCE or line.summary_salt is not None:
-                return f"Line {n} was erased, and something was written in its place."
-        elif line.summary_salt is None or commit(line.summary_salt, line.summary or "") != line.summary_hash:
-            return f"Line {n}'s sentence is not the one it was written with."
-        if line.content_erased:
-            if line.payload or line.payload_salt is not None:
-                return f"Line {n}'s content is marked erased, but content is still there."
-        elif line.payload_salt is None or commit(line.payload_salt, line.payload or "") != line.payload_hash:
-            return f"Line {n}'s content is not the content it was written with."
-        if line.prev_hash != self.prev_hash:
-            return f"Line {n} does not follow line {n - 1}: a line was removed, moved or slipped in."
-        if line_hash(line.prev_hash, fixed_json(line), line.summary_hash, line.payload_hash) != line.hash:
-            return f"Line {n} was changed after it was written."
-        return None
-
-    def finish(self, head_length: int, head_hash: str) -> TraceCheck:
-        problem = self.problem
-        if problem is not None and self.uncovered_before_problem is not None and self.last_erasure < problem[0]:
-            problem = None
-            self.uncovered = self.uncovered_before_problem
-        if problem is None and self.uncovered is not None:
-            problem = (self.uncovered, f"Line {self.uncovered} is marked erased, but no erasure was recorded after it.")
-        if problem is None and self.lines < head_length:
-            missing = self.lines + 1
-            problem = (missing, f"Line {missing} is missing: the record ends at line {self.lines}, and its head says {head_length}.")
-        if problem is None and self.lines > head_length:
-            extra = head_length + 1
-            problem = (extra, f"Line {extra} was slipped in after the head, which says {head_length} lines.")
-        if problem is None and self.lines and self.prev_hash != head_hash:
-            problem = (self.lines, f"Line {self.lines} is not the line the head was written after.")
-        if problem is None:
-            return TraceCheck(True, self.lines, None, None, self.erased)
-        return TraceCheck(False, self.lines, problem[0], problem[1], self.erased)
-
-
-def check_chain(lines: Iterable[Line], head_length: int, head_hash: str) -> TraceCheck:
-    checker = ChainChecker()
-    for line in lines:
-        checker.feed(line)
-    return checker.finish(head_length, head_hash)

@@ -1,31 +1,31 @@
 """Offline verification of an agentlog-export/v1 file: plain functions over its lines, no server, no database.
 
-`check_export(lines, verifier, witnessed)` reads the header and each line in order, holding only what the next
-line needs, and answers a `Verdict`: intact, or the first bad line and one reason from a closed set. Where a
-line's text and salt are present their commitment is recomputed; where they are withheld the chain is checked
-on the stored hashes. With a verifier key the export's checkpoint is checked too, and the chain must end at its
-head; checkpoints a witness kept are held against the chain the same way.
+`check_export(lines, verifier, witnessed)` reads the header, checks that each line is a well-formed exported
+line, and feeds it to the one chain checker (`models/chain_check.py`), which the server's `verifyTrace` feeds
+too. The answer is a `Verdict`: intact, or the first bad line and one reason from the closed set. Where a line's
+text and salt are present their commitment is recomputed; where they are withheld the chain is checked on the
+stored hashes. With a verifier key the export's checkpoint is checked too, and the chain must end at its head;
+checkpoints a witness kept are held against the chain the same way.
 """
 
 from __future__ import annotations
 
-import hashlib
+import operator
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from datetime import datetime
 
 import orjson
 
-from models.chain import COMMIT_TAG, ERASED_SENTENCE, GENESIS, LINE_TAG
+from models.chain import Line
+from models.chain_check import ChainChecker, Fault
 from models.note import Checkpoint, NoteError, Verifier, open_note, origin_of, parse_checkpoint
+from models.vocabulary import LineKind, VerifyReason
 
 FORMAT = "agentlog-export/v1"
-REASONS = (
-    "SEQUENCE", "LINK", "LINE_HASH", "SUMMARY_HASH", "PAYLOAD_HASH", "ERASED_HAS_WORDS", "ERASURE_UNRECEIPTED",
-    "TRUNCATED", "HEAD_MISMATCH", "BAD_CHECKPOINT", "MALFORMED",
-)
-KINDS = frozenset({"STARTED", "MODEL_CALL", "TOOL_CALL", "TOOL_RESULT", "ASKED_FOR_HELP", "SENT_BACK", "ENDED",
-                   "ERASED"})
+REASONS = tuple(VerifyReason)
+KINDS = frozenset(kind.value for kind in LineKind)
 HEADER_KEYS = frozenset({"format", "root", "tenant", "chainLength", "chainHead", "checkpoint", "exportedAt"})
 HASH_KEYS = ("summaryHash", "payloadHash", "prevHash", "hash")
 OPAQUE_KEYS = frozenset({"seq", *HASH_KEYS})
@@ -36,8 +36,12 @@ LINE_KEYS = frozenset({
     "payloadSalt", *HASH_KEYS, "erasedAt", "contentErasedAt",
 })
 TEXT_KEYS = (*STR_KEYS, "summary", "payload")
-FIXED_KEYS = ("seq", "kind", "task", "at", *INT_KEYS, *STR_KEYS, "isError")
 MAX_INT = 2**63 - 1
+
+EXPORTED = tuple(  # the exported keys of the chain's Line fields, in order; its two marks are read apart
+    re.sub(r"_([a-z])", lambda m: m.group(1).upper(), f.name) for f in fields(Line)
+    if f.name not in ("erased", "content_erased")
+)
 
 _hash = re.compile(r"[0-9a-f]{64}").fullmatch
 _salt = re.compile(r"[0-9a-f]{32}").fullmatch
@@ -52,8 +56,8 @@ def _hexes(text: str) -> bool:
     except ValueError:
         return False
 
-_sha256 = hashlib.sha256
-_dumps, _SORTED = orjson.dumps, orjson.OPT_SORT_KEYS
+
+MALFORMED, BAD_CHECKPOINT = VerifyReason.MALFORMED, VerifyReason.BAD_CHECKPOINT
 
 
 @dataclass(frozen=True)
@@ -63,22 +67,26 @@ class Verdict:
     erased: int
     line: int | None = None
     seq: int | None = None
-    reason: str | None = None
+    reason: VerifyReason | None = None
     problem: str | None = None
     fork: tuple[str, str] | None = None
+    field: str | None = None
+    signature_checked: bool = False
 
     def as_json(self) -> dict:
         out = {"intact": self.intact, "lines": self.lines, "erased": self.erased, "line": self.line,
-               "seq": self.seq, "reason": self.reason, "problem": self.problem}
+               "seq": self.seq, "reason": self.reason, "problem": self.problem, "field": self.field,
+               "signatureChecked": self.signature_checked}
         if self.fork is not None:
             out["fork"] = list(self.fork)
         return out
 
 
 class Bad(Exception):
-    def __init__(self, reason: str, problem: str, fork: tuple[str, str] | None = None) -> None:
+    def __init__(self, reason: VerifyReason, problem: str, fork: tuple[str, str] | None = None,
+                 field: str | None = None) -> None:
         super().__init__(problem)
-        self.reason, self.problem, self.fork = reason, problem, fork
+        self.reason, self.problem, self.fork, self.field = reason, problem, fork, field
 
 
 @dataclass
@@ -94,17 +102,29 @@ def _int(value: object) -> bool:
     return type(value) is int and 0 <= value <= MAX_INT
 
 
+def _text(value: object) -> bool:
+    return type(value) is str
+
+
+HEADER_CHECKS = (
+    ("root", lambda v: _text(v) and _uuid(v), "a lowercase hyphenated UUID"),
+    ("tenant", _text, "text"),
+    ("chainLength", _int, "a whole number"),
+    ("chainHead", lambda v: _text(v) and _hash(v), "64 lowercase hex digits"),
+    ("checkpoint", lambda v: v is None or _text(v), "a signed note or null"),
+)
+
+
 def parse_header(raw: bytes) -> Header:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise Bad("MALFORMED", "The header is not a JSON object.") from exc
+        raise Bad(MALFORMED, "The header is not a JSON object.") from exc
     if not isinstance(data, dict) or set(data) != HEADER_KEYS or data["format"] != FORMAT:
-        raise Bad("MALFORMED", f"The first line is not an {FORMAT} header.")
-    if not (isinstance(data["root"], str) and _uuid(data["root"]) and isinstance(data["tenant"], str)
-            and _int(data["chainLength"]) and isinstance(data["chainHead"], str) and _hash(data["chainHead"])
-            and (data["checkpoint"] is None or isinstance(data["checkpoint"], str))):
-        raise Bad("MALFORMED", "The header's root, tenant, chainLength, chainHead or checkpoint is malformed.")
+        raise Bad(MALFORMED, f"The first line is not an {FORMAT} header.")
+    for key, good, what in HEADER_CHECKS:
+        if not good(data[key]):
+            raise Bad(MALFORMED, f"The header's {key} is not {what}.", field=key)
     return Header(data["root"], data["tenant"], data["chainLength"], data["chainHead"], data["checkpoint"])
 
 
@@ -154,49 +174,63 @@ def _shape(line: dict, tasks: set[str]) -> bool | None:
 
 
 def _well_formed(line: dict, n: int) -> bool:
-    """True for a full line, False for a line of a task the exporter could not see; Bad when neither."""
+    """True for a full line, False for a line of a task the exporter could not see; Bad naming the field when
+    neither."""
     keys = line.keys()
     if keys == OPAQUE_KEYS:
         full = False
     elif keys == LINE_KEYS:
         full = True
     else:
-        raise Bad("MALFORMED", f"Line {n} does not have the fields of an exported line.")
+        wrong = sorted((keys - LINE_KEYS) | (OPAQUE_KEYS - keys)) or sorted(LINE_KEYS - keys)
+        raise Bad(MALFORMED, f"Line {n} does not have the fields of an exported line: {', '.join(wrong)}.",
+                  field=wrong[0])
     if not _int(line["seq"]):
-        raise Bad("MALFORMED", f"Line {n}'s seq is not a whole number.")
+        raise _malformed(n, "seq", "a whole number")
     for key in HASH_KEYS:
         value = line[key]
         if type(value) is not str or not _hash(value):
-            raise Bad("MALFORMED", f"Line {n}'s {key} is not 64 lowercase hex digits.")
+            raise _malformed(n, key, "64 lowercase hex digits")
     if not full:
         return False
-    task, at = line["task"], line["at"]
-    if line["kind"] not in KINDS or type(task) is not str or not _uuid(task) or type(at) is not str or not _time(at):
-        raise Bad("MALFORMED", f"Line {n}'s kind, task or at is malformed.")
+    if line["kind"] not in KINDS:
+        raise _malformed(n, "kind", "a line kind")
+    if type(line["task"]) is not str or not _uuid(line["task"]):
+        raise _malformed(n, "task", "a lowercase hyphenated UUID")
+    for key in ("at", "erasedAt", "contentErasedAt"):
+        value = line[key]
+        if (value is not None or key == "at") and (type(value) is not str or not _time(value)):
+            raise _malformed(n, key, "a time in RFC 3339 UTC with six fraction digits")
     for key in INT_KEYS:
         value = line[key]
         if value is not None and not _int(value):
-            raise Bad("MALFORMED", f"Line {n}'s {key} is not a whole number.")
-    for key in (*STR_KEYS, "summary", "payload"):
+            raise _malformed(n, key, "a whole number")
+    for key in TEXT_KEYS:
         value = line[key]
         if value is not None and type(value) is not str:
-            raise Bad("MALFORMED", f"Line {n}'s {key} is not text.")
+            raise _malformed(n, key, "text")
     if line["isError"] is not None and type(line["isError"]) is not bool:
-        raise Bad("MALFORMED", f"Line {n}'s isError is not true or false.")
+        raise _malformed(n, "isError", "true or false")
     for key in ("summarySalt", "payloadSalt"):
         value = line[key]
         if value is not None and (type(value) is not str or not _salt(value)):
-            raise Bad("MALFORMED", f"Line {n}'s {key} is not 32 lowercase hex digits.")
-    for key in ("erasedAt", "contentErasedAt"):
-        value = line[key]
-        if value is not None and (type(value) is not str or not _time(value)):
-            raise Bad("MALFORMED", f"Line {n}'s {key} is not a time.")
+            raise _malformed(n, key, "32 lowercase hex digits")
     return True
 
 
-def fixed_bytes(line: dict) -> bytes:
-    """The canonical JSON of the fixed fields, as `models.chain.fixed_json` writes it, from exported values."""
-    return _dumps({key: line[key] for key in FIXED_KEYS}, option=_SORTED)
+def _malformed(n: int, key: str, what: str) -> Bad:
+    return Bad(MALFORMED, f"Line {n}'s {key} is not {what}.", field=key)
+
+
+_values = operator.itemgetter(*EXPORTED)
+_from_iso = datetime.fromisoformat
+
+
+def line_of(line: dict) -> Line:
+    """A well-formed full exported line as the chain's `Line`."""
+    values = _values(line)
+    return Line(*values[:3], _from_iso(values[3]), *values[4:], line["erasedAt"] is not None,
+                line["contentErasedAt"] is not None)
 
 
 @dataclass
@@ -206,13 +240,10 @@ class ExportChecker:
     verifier: Verifier | None = None
     witnessed: list[str] = field(default_factory=list)
     header: Header | None = None
-    expected: int = 1
-    prev_hash: str = GENESIS
-    erased: int = 0
-    uncovered: int | None = None
-    found: tuple[int, int, str, str] | None = None
+    chain: ChainChecker | None = None
+    header_fault: Bad | None = None
     watch: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
-    mismatch: tuple[int, str] | None = None
+    mismatch: Fault | None = None
     tasks: set[str] = field(default_factory=set)
 
     def take_header(self, raw: bytes) -> bool:
@@ -220,79 +251,59 @@ class ExportChecker:
         try:
             self.header = parse_header(raw)
         except Bad as bad:
-            self.found = (1, None, bad.reason, bad.problem)
+            self.header_fault = bad
             return False
+        self.chain = ChainChecker(self.header.root, withheld=True)
         return True
 
     def feed_all(self, stream: Iterator[bytes]) -> None:
-        """Feeds the chain's lines until the file ends or a line is bad."""
-        take = self._line
-        try:
-            for raw in stream:
-                take(raw)
-        except Bad as bad:
-            self.found = (self.expected + 1, self.expected, bad.reason, bad.problem)
+        """Feeds the chain's lines; after the first fault, only counts them and looks for erasure receipts."""
+        chain, take = self.chain, self._line
+        for raw in stream:
+            if chain.fault is None:
+                try:
+                    take(raw)
+                except Bad as bad:
+                    chain.fail(bad.reason, bad.problem, bad.field)
+                    chain.pass_over(None, False)
+            else:
+                self._pass_over(raw)
 
     def _line(self, raw: bytes) -> None:
-        n = self.expected
+        n = self.chain.expected
         try:
             line = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            raise Bad("MALFORMED", f"Line {n} is not JSON in UTF-8.") from exc
+            raise Bad(MALFORMED, f"Line {n} is not JSON in UTF-8.") from exc
         if type(line) is not dict:
-            raise Bad("MALFORMED", f"Line {n} is not a JSON object.")
+            raise Bad(MALFORMED, f"Line {n} is not a JSON object.")
         full = _shape(line, self.tasks)
         if full is None:
             full = _well_formed(line, n)
-        if line["seq"] != n:
-            raise Bad("SEQUENCE", f"Line {n} is missing or out of place: the file has line {line['seq']} here.")
-        summary_hash, payload_hash, prev_hash, hash_ = (
-            line["summaryHash"], line["payloadHash"], line["prevHash"], line["hash"])
         if full:
-            self._texts(line, n, summary_hash, payload_hash)
-        if prev_hash != self.prev_hash:
-            raise Bad("LINK", f"Line {n} does not follow line {n - 1}: a line was removed, moved or slipped in.")
-        if full:
-            if n == 1 and line["task"] != self.header.root:
-                raise Bad("LINK", f"Line 1 starts the chain of task {line['task']}, not of {self.header.root}.")
-            fixed = _dumps({key: line[key] for key in FIXED_KEYS}, option=_SORTED)
-            computed = _sha256(LINE_TAG + bytes.fromhex(prev_hash) + fixed + bytes.fromhex(summary_hash + payload_hash)
-                               ).hexdigest()
-            if computed != hash_:
-                raise Bad("LINE_HASH", f"Line {n} was changed after it was written.")
-            if line["kind"] == "ERASED":
-                self.uncovered = None
+            try:
+                parsed = line_of(line)
+            except ValueError as exc:
+                raise _malformed(n, "at", "a time that exists") from exc
+            self.chain.feed(parsed)
+        else:
+            self.chain.feed_hashes(line["seq"], line["prevHash"], line["hash"])
         if n in self.watch and self.mismatch is None:
             for _, head in self.watch[n]:
-                if head != hash_:
-                    self.mismatch = (n, f"Line {n} is not the line a signed checkpoint of {n} lines ends at.")
-        self.prev_hash = hash_
-        self.expected = n + 1
+                if head != line["hash"]:
+                    self.mismatch = Fault(n, VerifyReason.HEAD_MISMATCH,
+                                          f"Line {n} is not the line a signed checkpoint of {n} lines ends at.")
 
-    def _texts(self, line: dict, n: int, summary_hash: str, payload_hash: str) -> None:
-        erased, content_erased = line["erasedAt"] is not None, line["contentErasedAt"] is not None
-        summary, summary_salt, payload, payload_salt = (
-            line["summary"], line["summarySalt"], line["payload"], line["payloadSalt"])
-        if erased:
-            if summary not in (None, ERASED_SENTENCE) or summary_salt is not None:
-                raise Bad("ERASED_HAS_WORDS", f"Line {n} was erased, and something was written in its place.")
-        elif summary_salt is not None:
-            if _sha256(COMMIT_TAG + bytes.fromhex(summary_salt) + (summary or "").encode()).hexdigest() != summary_hash:
-                raise Bad("SUMMARY_HASH", f"Line {n}'s sentence is not the one it was written with.")
-        elif summary is not None:
-            raise Bad("SUMMARY_HASH", f"Line {n}'s sentence comes without its salt, so it cannot be the one written.")
-        if content_erased:
-            if payload not in (None, "") or payload_salt is not None:
-                raise Bad("ERASED_HAS_WORDS", f"Line {n}'s content is marked erased, but content is still there.")
-        elif payload_salt is not None:
-            if _sha256(COMMIT_TAG + bytes.fromhex(payload_salt) + (payload or "").encode()).hexdigest() != payload_hash:
-                raise Bad("PAYLOAD_HASH", f"Line {n}'s content is not the content it was written with.")
-        elif payload is not None:
-            raise Bad("PAYLOAD_HASH", f"Line {n}'s content comes without its salt, so it cannot be the one written.")
-        if erased or content_erased:
-            self.erased += 1
-            if self.uncovered is None:
-                self.uncovered = n
+    def _pass_over(self, raw: bytes) -> None:
+        try:
+            line = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            line = None
+        if type(line) is dict:
+            marked = line.get("erasedAt") is not None or line.get("contentErasedAt") is not None
+            self.chain.pass_over(line.get("kind"), marked)
+        else:
+            self.chain.pass_over(None, False)
 
     def checkpoint(self) -> Checkpoint | None:
         """The export's checkpoint, opened with the verifier key; Bad when it cannot be trusted."""
@@ -300,12 +311,12 @@ class ExportChecker:
             return None
         header = self.header
         if header.checkpoint is None:
-            raise Bad("BAD_CHECKPOINT", "The export carries no checkpoint.")
+            raise Bad(BAD_CHECKPOINT, "The export carries no checkpoint.")
         point = self._open(header.checkpoint, "The export's checkpoint")
         for note in self.witnessed:
             other = self._open(note, "A witnessed checkpoint")
             if other.size == point.size and other.head != point.head:
-                raise Bad("BAD_CHECKPOINT", f"Two checkpoints sign {point.size} lines with different heads: a fork.",
+                raise Bad(BAD_CHECKPOINT, f"Two checkpoints sign {point.size} lines with different heads: a fork.",
                           (header.checkpoint, note))
             self.watch.setdefault(other.size, []).append((note, other.head))
         self.watch.setdefault(point.size, []).append((header.checkpoint, point.head))
@@ -315,62 +326,40 @@ class ExportChecker:
         try:
             point = parse_checkpoint(open_note(note, self.verifier))
         except NoteError as exc:
-            raise Bad("BAD_CHECKPOINT", f"{what} cannot be trusted ({exc.reason}): {exc.message}") from exc
+            raise Bad(BAD_CHECKPOINT, f"{what} cannot be trusted ({exc.reason}): {exc.message}") from exc
         if point.origin != origin_of(self.header.tenant, self.header.root):
-            raise Bad("BAD_CHECKPOINT", f"{what} is for {point.origin}, not for this export's tree.")
+            raise Bad(BAD_CHECKPOINT, f"{what} is for {point.origin}, not for this export's tree.")
         return point
 
-    def look_for_erasure(self, stream: Iterator[bytes]) -> None:
-        """After a broken line: whether an ERASED line further on receipts the erasure seen before it."""
-        for raw in stream:
-            try:
-                line = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if type(line) is dict and line.get("kind") == "ERASED":
-                self.uncovered = None
-                return
-
     def finish(self, point: Checkpoint | None, distrust: Bad | None) -> Verdict:
-        lines = self.expected - 1
-        found = self.found
-        if found is None and self.header is None:
-            found = (1, None, "MALFORMED", f"The file is empty: it has no {FORMAT} header.")
-        u = self.uncovered
-        if u is not None and (found is None or found[1] is None or u < found[1]):
-            found = (u + 1, u, "ERASURE_UNRECEIPTED", f"Line {u} is marked erased, but no erasure was recorded after it.")
-        if found is None and distrust is not None:
-            return Verdict(False, lines, self.erased, 1, None, distrust.reason, distrust.problem, distrust.fork)
-        if found is None:
-            found = self._ending(lines, point)
-        if found is None:
-            return Verdict(True, lines, self.erased)
-        number, seq, reason, problem = found
-        return Verdict(False, lines, self.erased, number, seq, reason, problem)
+        checked = point is not None
+        chain = self.chain
+        if chain is None:
+            bad = self.header_fault or Bad(MALFORMED, f"The file is empty: it has no {FORMAT} header.")
+            return Verdict(False, 0, 0, 1, None, bad.reason, bad.problem, field=bad.field)
+        fault = chain.line_fault()
+        if fault is None and distrust is not None:
+            return Verdict(False, chain.lines, chain.erased, 1, None, distrust.reason, distrust.problem, distrust.fork)
+        if fault is None and point is not None:
+            fault = self._against_checkpoint(chain.lines, point)
+        if fault is None:
+            fault = chain.head_fault(self.header.chain_length, self.header.chain_head)
+        if fault is None:
+            return Verdict(True, chain.lines, chain.erased, signature_checked=checked)
+        return Verdict(False, chain.lines, chain.erased, fault.seq + 1, fault.seq, fault.reason, fault.problem,
+                       field=fault.field, signature_checked=checked)
 
-    def _ending(self, lines: int, point: Checkpoint | None) -> tuple[int, int, str, str] | None:
-        header = self.header
-        if point is not None:
-            longest = max(self.watch)
-            if lines < longest:
-                return (lines + 2, lines + 1, "TRUNCATED",
-                        f"Line {lines + 1} is missing: the export ends at line {lines}, and a signed checkpoint "
-                        f"says {longest}.")
-            if self.mismatch is not None:
-                return (self.mismatch[0] + 1, self.mismatch[0], "HEAD_MISMATCH", self.mismatch[1])
-            if lines > point.size:
-                return (point.size + 2, point.size + 1, "HEAD_MISMATCH",
-                        f"Line {point.size + 1} comes after the head the checkpoint signed at {point.size} lines.")
-        if lines < header.chain_length:
-            return (lines + 2, lines + 1, "TRUNCATED",
-                    f"Line {lines + 1} is missing: the export ends at line {lines}, and its head says "
-                    f"{header.chain_length}.")
-        if lines > header.chain_length:
-            extra = header.chain_length + 1
-            return (extra + 1, extra, "HEAD_MISMATCH", f"Line {extra} comes after the head, which says "
-                    f"{header.chain_length} lines.")
-        if self.prev_hash != header.chain_head:
-            return (lines + 1, lines or None, "HEAD_MISMATCH", f"Line {lines} is not the line the head was written after.")
+    def _against_checkpoint(self, lines: int, point: Checkpoint) -> Fault | None:
+        longest = max(self.watch)
+        if lines < longest:
+            return Fault(lines + 1, VerifyReason.TRUNCATED,
+                         f"Line {lines + 1} is missing: the export ends at line {lines}, and a signed checkpoint "
+                         f"says {longest}.")
+        if self.mismatch is not None:
+            return self.mismatch
+        if lines > point.size:
+            return Fault(point.size + 1, VerifyReason.HEAD_MISMATCH,
+                         f"Line {point.size + 1} comes after the head the checkpoint signed at {point.size} lines.")
         return None
 
 
@@ -387,6 +376,4 @@ def check_export(lines: Iterable[bytes], verifier: Verifier | None = None,
         except Bad as bad:
             distrust = bad
         checker.feed_all(stream)
-    if checker.found is not None and checker.uncovered is not None:
-        checker.look_for_erasure(stream)
     return checker.finish(point, distrust)

@@ -30,7 +30,7 @@ class NoteError(Exception):
     """A note, key or checkpoint that cannot be accepted; `reason` says which way it failed."""
 
     MALFORMED = "malformed"
-    UNKNOWN_KEY = "unknown key"
+    OTHER_KEY = "signed by another key"
     BAD_SIGNATURE = "bad signature"
 
     def __init__(self, reason: str, message: str) -> None:
@@ -164,7 +164,7 @@ def open_note(note: str, verifier: Verifier) -> str:
     text, signatures = note[: split + 1], note[split + 2:]
     if not signatures:
         raise NoteError(NoteError.MALFORMED, "The note carries no signature.")
-    ours = False
+    ours, others = False, []
     for line in signatures[:-1].split("\n"):
         if not line.startswith(SIGNATURE_PREFIX):
             raise NoteError(NoteError.MALFORMED, f"{line!r} is not a signature line.")
@@ -173,12 +173,15 @@ def open_note(note: str, verifier: Verifier) -> str:
         if not _valid_name(name) or len(blob) < 5:
             raise NoteError(NoteError.MALFORMED, f"{line!r} is not a signature line.")
         if name != verifier.name or int.from_bytes(blob[:4], "big") != verifier.hash:
+            others.append(f"{name}+{int.from_bytes(blob[:4], 'big'):08x}")
             continue
         if not verifier.verify(text.encode("utf-8"), blob[4:]):
             raise NoteError(NoteError.BAD_SIGNATURE, f"The signature by {name} does not match the note.")
         ours = True
     if not ours:
-        raise NoteError(NoteError.UNKNOWN_KEY, f"The note is not signed by {verifier.name}+{verifier.hash:08x}.")
+        raise NoteError(NoteError.OTHER_KEY, f"It is signed by {' and '.join(others)}, and the key given is "
+                        f"{verifier.name}+{verifier.hash:08x}: check that the key is this server's (its "
+                        f"checkpointKey query, or `agentlog key` where it runs).")
     return text
 
 

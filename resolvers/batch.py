@@ -20,16 +20,16 @@ DRAFTERS = {"model_call": (model_call, "modelCall"), "tool_call": (tool_call, "t
 def draft(index: int, line: dict[str, Any]) -> Draft:
     given = [kind for kind in DRAFTERS if line.get(kind) is not None]
     if len(given) != 1:
-        raise BadInput(f"lines[{index}] must give exactly one of modelCall, toolCall, toolResult.")
+        raise BadInput(f"lines[{index}] must give exactly one of modelCall, toolCall, toolResult.", field=f"lines[{index}]")
     drafter, name = DRAFTERS[given[0]]
     return drafter(line[given[0]], f"lines[{index}].{name}.")
 
 
 def drafts(lines: list[dict[str, Any]] | None) -> list[Draft]:
     if not lines:
-        raise BadInput("lines: at least one line is required.")
+        raise BadInput("lines: at least one line is required.", field="lines")
     if len(lines) > MAX_LINES:
-        raise BadInput(f"lines: {len(lines)} lines given; at most {MAX_LINES} are recorded in one call.")
+        raise BadInput(f"lines: {len(lines)} lines given; at most {MAX_LINES} are recorded in one call.", field="lines")
     return [draft(i, line) for i, line in enumerate(lines)]
 
 

@@ -1,4 +1,5 @@
-"""Input checks shared by the kit's writes. Each failure names the field at fault."""
+"""Input checks shared by the kit's writes. Each failure names the field at fault, in `field` (the path within
+the mutation's input: `inputTokens`, `requester.id`, `lines[3].modelCall.costMicros`) and in its message."""
 
 from __future__ import annotations
 
@@ -20,18 +21,18 @@ def uuid_of(field: str, value: str | None) -> uuid.UUID:
     try:
         return uuid.UUID(str(value))
     except (TypeError, ValueError) as exc:
-        raise BadInput(f"{field}: {value!r} is not a UUID.") from exc
+        raise BadInput(f"{field}: {value!r} is not a UUID.", field=field) from exc
 
 
 def text(field: str, value: str | None, cap: int = LINE_CHARS, required: bool = False) -> str | None:
     if value is None:
         if required:
-            raise BadInput(f"{field} is required.")
+            raise BadInput(f"{field} is required.", field=field)
         return None
     if required and not value.strip():
-        raise BadInput(f"{field} must not be empty.")
+        raise BadInput(f"{field} must not be empty.", field=field)
     if len(value) > cap:
-        raise BadInput(f"{field} is {len(value)} characters long; at most {cap} are kept.")
+        raise BadInput(f"{field} is {len(value)} characters long; at most {cap} are kept.", field=field)
     return value
 
 
@@ -43,9 +44,9 @@ def count(field: str, value: int | None, least: int = 0) -> int | None:
     if value is None:
         return None
     if value < least:
-        raise BadInput(f"{field} must be at least {least}, not {value}.")
+        raise BadInput(f"{field} must be at least {least}, not {value}.", field=field)
     if value > MAX_LONG:
-        raise BadInput(f"{field} is larger than a 64-bit integer.")
+        raise BadInput(f"{field} is larger than a 64-bit integer.", field=field)
     return value
 
 
@@ -55,7 +56,7 @@ MAX_RETAIN_DAYS = 36500
 def retain_days(days: int) -> int | None:
     """Days to keep ended work, or None (kept forever) for 0."""
     if days > MAX_RETAIN_DAYS:
-        raise BadInput(f"retainDays is at most {MAX_RETAIN_DAYS}, not {days}.")
+        raise BadInput(f"retainDays is at most {MAX_RETAIN_DAYS}, not {days}.", field="retainDays")
     return days or None
 
 
@@ -66,9 +67,9 @@ def json_text(field: str, value: Any) -> str | None:
     try:
         size = len(stored.encode("utf-8"))
     except UnicodeEncodeError as exc:
-        raise BadInput(f"{field} holds text that is not Unicode (an unpaired surrogate).") from exc
+        raise BadInput(f"{field} holds text that is not Unicode (an unpaired surrogate).", field=field) from exc
     if size > JSON_BYTES:
-        raise BadInput(f"{field} is more than {JSON_BYTES} bytes of JSON.")
+        raise BadInput(f"{field} is more than {JSON_BYTES} bytes of JSON.", field=field)
     return stored
 
 
@@ -76,14 +77,14 @@ def names(field: str, values: list[str] | None) -> list[str] | None:
     if values is None:
         return None
     if len(values) > 100:
-        raise BadInput(f"{field} lists more than 100 roles.")
+        raise BadInput(f"{field} lists more than 100 roles.", field=field)
     return [name(f"{field}[{i}]", v, required=True) for i, v in enumerate(values)]
 
 
 def principal(field: str, value: dict | None, required: bool = False) -> dict | None:
     if value is None:
         if required:
-            raise BadInput(f"{field} is required.")
+            raise BadInput(f"{field} is required.", field=field)
         return None
     return {
         "id": name(f"{field}.id", value.get("id"), required=True),

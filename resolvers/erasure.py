@@ -17,6 +17,7 @@ from tortoise.transactions import in_transaction
 from models import AgentHelp, AgentTask, ErasureRecord, IdempotencyKey, LlmCall, SignedCheckpoint, TraceEvent
 from models.chain import ERASED_SENTENCE, rfc3339
 from models.db import placeholders
+from models.vocabulary import LineKind, TaskStatus
 from permissions.access import Access
 from permissions.principal import Principal
 from permissions.table import ERASERS, ERASURE_LOG_READERS
@@ -75,7 +76,7 @@ async def ended_tree(tenant: str, task_id: str, conn: Any) -> tuple[AgentTask, A
         root = await lock_tree(task.root_id, conn)
     except DoesNotExist as exc:
         raise NotFound(f"task: no task {tid}.") from exc
-    running = await AgentTask.filter(root_id=root.id, status="RUNNING").using_db(conn).first()
+    running = await AgentTask.filter(root_id=root.id, status=TaskStatus.RUNNING).using_db(conn).first()
     if running is not None:
         raise WorkRunning(f"task: task {running.id} of this work is still running; erase it once all of it has ended.")
     return task, root
@@ -99,7 +100,7 @@ async def forget_answers(tenant: str, root_id: uuid.UUID, conn: Any) -> None:
 async def erase_content_of(root: AgentTask, at: datetime, conn: Any) -> int:
     lines = (
         await TraceEvent.filter(root_id=root.id, content_erased_at__isnull=True)
-        .exclude(kind="ERASED")
+        .exclude(kind=LineKind.ERASED)
         .using_db(conn)
         .update(payload=None, payload_salt=None, content_erased_at=at)
     )
@@ -149,7 +150,7 @@ async def _erase_work(access: Access, erasure: Erasure, task_id: str, why: str) 
         if erasure is Erasure.ANONYMISE:
             count = await anonymise(root, at, conn)
         entry = log_entry(erasure, by, at, count, reason, root_id=root.id, task_id=task.id)
-        line = TraceEvent(kind="ERASED", task_id=root.id, at=at, summary=erased_sentence(erasure, at, by, entry.id))
+        line = TraceEvent(kind=LineKind.ERASED, task_id=root.id, at=at, summary=erased_sentence(erasure, at, by, entry.id))
         await append(root, line, conn)
         await entry.save(using_db=conn, force_create=True)
     await publish_task("AgentWorkErased", await AgentTask.get(id=task.id))

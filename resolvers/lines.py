@@ -15,6 +15,7 @@ from typing import Any
 from models import AgentTask, TraceEvent
 from models.db import placeholders
 from models.line_columns import UUID_COLUMNS
+from models.vocabulary import LineKind
 from permissions.principal import Principal
 from resolvers import checks, prices, sentences
 from resolvers.withheld import agent_logging, withheld_reason
@@ -81,7 +82,7 @@ def model_call(data: dict[str, Any], at: str = "") -> Draft:
     if not summary and cost is not None:
         summary = sentences.model_call(model, route_rule, cost, content["response"], by_tool)
     return Draft(
-        kind="MODEL_CALL",
+        kind=LineKind.MODEL_CALL,
         summary=summary,
         payload=payload,
         figures=(model, route_rule, attempts, cost, input_tokens, output_tokens, None, None, None, duration),
@@ -97,7 +98,7 @@ def tool_call(data: dict[str, Any], at: str = "") -> Draft:
     payload = checks.json_text(f"{at}input", data.get("input"))
     summary = checks.text(f"{at}summary", data.get("summary"))
     return Draft(
-        kind="TOOL_CALL",
+        kind=LineKind.TOOL_CALL,
         summary=summary or sentences.tool_call(tool, data.get("effect") == "CHANGE"),
         payload=payload,
         figures=(None, None, None, None, None, None, tool, tool_call_id, None, None),
@@ -112,7 +113,7 @@ def tool_result(data: dict[str, Any], at: str = "") -> Draft:
     is_error = bool(data.get("is_error") or False)
     summary = checks.text(f"{at}summary", data.get("summary"))
     return Draft(
-        kind="TOOL_RESULT",
+        kind=LineKind.TOOL_RESULT,
         summary=summary or sentences.tool_result(tool, is_error, duration),
         payload=payload,
         figures=(None, None, None, None, None, None, tool, tool_call_id, is_error, duration),
@@ -141,7 +142,8 @@ async def price_drafts(tenant: str, timed: list[tuple[Draft, datetime]], conn: A
         c["cost_micros"], c["cost_source"] = cost, source
         d.figures = d.figures[:3] + (cost,) + d.figures[4:]
         if not d.summary:
-            d.summary = sentences.model_call(c["model"], c["route_rule"], cost, c["response"], d.by_tool)
+            d.summary = sentences.model_call(c["model"], c["route_rule"], None if source == prices.UNPRICED else cost,
+                                             c["response"], d.by_tool)
 
 
 async def _reload(tenant: str, rid: str) -> Recorded:

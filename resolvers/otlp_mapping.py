@@ -9,11 +9,12 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from models.errors import BadInput
-from resolvers import checks, lines
+from resolvers import checks, lines, sentences
 
 AGENT, LLM, TOOL, OTHER = "agent", "llm", "tool", "other"
 
@@ -49,7 +50,7 @@ ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "response": ("gen_ai.output.messages", "gen_ai.completion", "output.value"),
     "tool": ("gen_ai.tool.name", "tool.name"),
     "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id"),
-    "input": ("gen_ai.tool.call.arguments", "tool.parameters", "input.value"),
+    "input": ("gen_ai.tool.call.arguments", "input.value"),
     "output": ("gen_ai.tool.call.result", "output.value"),
 }
 RESOURCE: dict[str, tuple[str, ...]] = {"agent": ("service.name",)}
@@ -77,6 +78,9 @@ TEXTS = {"agent", "skill", "requester", "session", "given", "model", "provider",
          "tool_call_id"}
 ATTRIBUTE_BYTES = 1_000_000
 STATUS_ERROR = 2
+UNKNOWN = "unknown"
+# The OpenAI Agents SDK, through OpenInference, traces a handoff as a TOOL span of this name that names no tool.
+HANDOFF = re.compile(r"handoff to (?P<agent>.+)")
 
 
 class Hostile(ValueError):
@@ -262,8 +266,8 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
     """Defaults, content from the older places, and the kit's own checks, whose drafts are kept."""
     f = mapped.fields
     if mapped.kind == AGENT:
-        f["agent"] = f["agent"] or "unknown"
-        f["skill"] = f["skill"] or mapped.name or "unknown"
+        f["agent"] = f["agent"] or UNKNOWN
+        f["skill"] = f["skill"] or mapped.name or UNKNOWN
         f["actor"] = _text(resource_attrs.get("service.name")) or f["agent"]
         for name in ("agent", "skill", "requester", "session", "actor"):
             checks.name(name, f[name])
@@ -281,19 +285,40 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
             f["response"] = f["response"] if f["response"] is not None else response
         f["input_tokens"] = f["input_tokens"] or 0
         f["output_tokens"] = f["output_tokens"] or 0
-        if f["model"] is None:
+        if f["model"] is None and not mapped.failed:
             raise BadInput("a model call span names no model (gen_ai.request.model or llm.model_name).")
-    elif f["tool"] is None:
-        raise BadInput("a tool span names no tool (gen_ai.tool.name or tool.name).")
+        if mapped.failed:
+            f["model"] = f["model"] or UNKNOWN
+            f["summary"] = sentences.model_call_failed(f["model"])
+    else:
+        _name_the_tool(mapped)
     f["duration_ms"] = (mapped.end_ns - mapped.start_ns) // 1_000_000
     f["is_error"] = mapped.failed
     mapped.drafts = drafts_of(mapped.kind, f)
+
+
+def _name_the_tool(mapped: Mapped) -> None:
+    """A tool span that names no tool is named by its span name; a handoff also says whom it handed to."""
+    f = mapped.fields
+    if f["tool"] is not None:
+        return
+    if not mapped.name.strip():
+        raise BadInput("a tool span names no tool (gen_ai.tool.name, tool.name, or the span's name).")
+    f["tool"] = mapped.name
+    handoff = HANDOFF.fullmatch(mapped.name)
+    if handoff:
+        f["handed_to"] = handoff["agent"]
 
 
 def drafts_of(kind: str, fields: dict[str, Any]) -> tuple[lines.Draft, ...]:
     """The lines a model call or tool span becomes, checked as the kit's mutations check them."""
     if kind == LLM:
         return (lines.model_call(fields),)
+    handed_to = fields.get("handed_to")
+    if handed_to:
+        result = sentences.handoff_result(handed_to, bool(fields.get("is_error")))
+        return (lines.tool_call({**fields, "summary": sentences.handed_off(handed_to)}),
+                lines.tool_result({**fields, "summary": result}))
     return lines.tool_call(fields), lines.tool_result(fields)
 
 

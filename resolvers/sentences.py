@@ -5,12 +5,16 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from models.vocabulary import TaskStatus
+
 
 def dollars(micros: int) -> str:
+    """$0.00002, $0.0006, $1,234.50: at least two decimals and every micro that is not zero, as the inspector writes
+    it."""
     text = format(Decimal(micros).scaleb(-6), "f")
     whole, _, fraction = text.partition(".")
     fraction = fraction.rstrip("0")
-    return f"${whole}.{fraction.ljust(4, '0')}"
+    return f"${int(whole):,}.{fraction.ljust(2, '0')}"
 
 
 def who(person: dict | None) -> str:
@@ -35,11 +39,17 @@ def asks_for_tool(response: Any) -> bool:
     return False
 
 
-def model_call(model: str, route_rule: str | None, cost_micros: int, response: Any, by_tool: str | None) -> str:
+def model_call(model: str, route_rule: str | None, cost_micros: int | None, response: Any, by_tool: str | None) -> str:
+    """`cost_micros` None: the call was sent without a cost and no price was set for it."""
     chosen = f" (chosen by {route_rule})" if route_rule else ""
     made_by = f", called by {by_tool}," if by_tool else ""
     did = "asked for a tool" if asks_for_tool(response) else "answered"
-    return f"{model}{chosen}{made_by} {did}; it cost {dollars(cost_micros)}."
+    cost = "it is unpriced" if cost_micros is None else f"it cost {dollars(cost_micros)}"
+    return f"{model}{chosen}{made_by} {did}; {cost}."
+
+
+def model_call_failed(model: str) -> str:
+    return f"The call to {model} failed."
 
 
 def tool_call(tool: str, changes: bool) -> str:
@@ -52,6 +62,14 @@ def tool_result(tool: str, is_error: bool, duration_ms: int | None) -> str:
     return f"{tool} failed{took}." if is_error else f"{tool} answered{took}."
 
 
+def handed_off(agent: str) -> str:
+    return f"It handed the work to {agent}."
+
+
+def handoff_result(agent: str, is_error: bool) -> str:
+    return f"The handoff to {agent} failed." if is_error else f"{agent} took the work over."
+
+
 def asked_for_help(asked_of: dict) -> str:
     return f"It asked {who(asked_of)} for help."
 
@@ -60,7 +78,9 @@ def sent_back(by: dict) -> str:
     return f"{who(by)} answered."
 
 
-ENDINGS = {"DONE": "The work is done.", "FAILED": "The work failed.", "STOPPED": "The work was stopped."}
+ENDINGS = {
+    TaskStatus.DONE: "The work is done.", TaskStatus.FAILED: "The work failed.", TaskStatus.STOPPED: "The work was stopped.",
+}
 
 
 def ended(status: str) -> str:

@@ -17,6 +17,7 @@ from models.errors import BadInput
 
 PREFIX = "AGENTLOG_"
 DATABASE_SCHEMES = ("sqlite://", "postgres://", "postgresql://", "asyncpg://")
+MIN_SECRET_BYTES = 32
 
 
 def setting(default: Any, meaning: str, shown: str | None = None, **checks: Any) -> Any:
@@ -34,7 +35,8 @@ class Settings(BaseSettings):
         shown="`sqlite://$PWD/agentlog.db`",
     )
     jwt_secret: SecretStr | None = setting(
-        None, "HS256 key for bearer tokens (use 32 bytes or more)", shown="a development key"
+        None, "HS256 key for bearer tokens: 32 bytes or more, a shorter one is refused at start",
+        shown="a development key",
     )
     record_content: bool = setting(True, "`false` stores no content at all (turns say `RECORDING_OFF`)")
     transcript_row_cap: int = setting(5000, "rows in one session transcript before `truncated: true`", ge=1)
@@ -113,6 +115,13 @@ class Settings(BaseSettings):
         if not str(info.data.get("database_url") or "").startswith(DATABASE_SCHEMES[1:]):
             raise ValueError("set only with a PostgreSQL AGENTLOG_DATABASE_URL, whose replicas they are")
         return urls
+
+    @field_validator("jwt_secret")
+    @classmethod
+    def _long_enough(cls, secret: SecretStr | None) -> SecretStr | None:
+        if secret is not None and len(secret.get_secret_value().encode()) < MIN_SECRET_BYTES:
+            raise ValueError(f"{MIN_SECRET_BYTES} bytes or more, e.g. `openssl rand -hex 32`")
+        return secret
 
     @field_validator("database_url")
     @classmethod

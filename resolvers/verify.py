@@ -14,7 +14,8 @@ from typing import Any
 from tortoise.connection import get_connection
 
 from models import AgentTask, TraceEvent
-from models.chain import ChainChecker, Line, TraceCheck
+from models.chain import Line
+from models.chain_check import ChainChecker, TraceCheck
 from models.line_columns import CHECKED, MARKED
 from resolvers.snapshot import read_snapshot
 from resolvers import metrics
@@ -63,7 +64,7 @@ async def verify_tree(root: AgentTask, conn: Any = None) -> TraceCheck:
     conn = conn or get_connection("default")
     dialect = conn.capabilities.dialect
     page, read = PAGE[dialect], READERS[dialect]
-    checker = ChainChecker()
+    checker = ChainChecker(str(root.id))
     feed, after, root_id = checker.feed, 0, str(root.id)
     while True:
         _, rows = await conn.execute_query(page, [root_id, after, BATCH])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from models.db import placeholders
+from models.vocabulary import WithheldReason
 from resolvers import settings
 
 AGENT_LOGGING = 'SELECT "logging" FROM "agent" WHERE "tenant" = $1 AND "name" = $2'
@@ -16,12 +17,12 @@ async def agent_logging(tenant: str, agent: str, conn: Any) -> str | None:
     return rows[0]["logging"] if rows else None
 
 
-def withheld_reason(logging: str | None, classification: str | None = None) -> str | None:
+def withheld_reason(logging: str | None, classification: str | None = None) -> WithheldReason | None:
     """Why content is not stored, or None when it is."""
-    if logging == "METADATA_ONLY":
-        return "METADATA_ONLY"
+    if logging == WithheldReason.METADATA_ONLY:
+        return WithheldReason.METADATA_ONLY
     if not settings.record_content():
-        return "RECORDING_OFF"
-    if classification is not None and classification.upper() == "REDACTED":
-        return "REDACTED"
+        return WithheldReason.RECORDING_OFF
+    if classification is not None and classification.upper() == WithheldReason.REDACTED:
+        return WithheldReason.REDACTED
     return None

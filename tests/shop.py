@@ -140,6 +140,14 @@ class Shop:
         )
         return data["verifyTrace"]
 
+    async def check(self, task: str, token: str | None = None) -> dict:
+        """verifyTrace with its reason."""
+        data = await self.client.ok(
+            "query($id: ID!) { verifyTrace(task: $id) { intact lines brokenAt reason problem erased } }",
+            {"id": task}, token or self.noor,
+        )
+        return data["verifyTrace"]
+
 
 INPUT_TYPES = {
     "registerAgent": "RegisterAgentInput", "definePolicies": "PoliciesInput", "startTask": "StartTaskInput",

@@ -94,10 +94,16 @@ def content_access(full: str, allowed: frozenset[Group]) -> str:
     return "SHOWN" if Group.CONTENT in allowed else "DENIED"
 
 
+def readable_groups(allowed: frozenset[Group]) -> list[str]:
+    return [group.name for group in TABLE_GROUPS if group in allowed]
+
+
 def expected_task(full: dict | None, group: Group, allowed: frozenset[Group]) -> dict | None:
     if full is None or not allowed:
         return None
     task = as_read_by(full, names("AgentTask", group), group, allowed)
+    if "readableGroups" in task:
+        task["readableGroups"] = readable_groups(allowed)
     task["lines"] = [as_read_by(line, names("TraceEvent", group), group, allowed) for line in full["lines"]]
     for line in task["lines"]:
         if "contentAccess" in line:
@@ -233,6 +239,18 @@ async def test_the_requester_of_a_sub_task_reads_it_and_what_is_under_it_not_the
 async def test_the_requester_of_the_task_above_reads_the_sub_task_in_full(world):
     query = "query($id: ID!) { task(id: $id) { given result requester { id } record { seq payload } } }"
     assert await world.ask(query, world.sub, world.shop.mia) == await world.ask(query, world.sub, world.everything)
+
+
+async def test_readable_groups_say_per_task_what_a_supervisor_who_asked_for_the_sub_task_reads(world):
+    sam = world.shop.person("sam", "Manager")
+    query = "query($id: ID!) { task(id: $id) { readableGroups subtree { id readableGroups } } }"
+
+    above = await world.ask(query, world.root, sam)
+    theirs = await world.ask(query, world.sub, sam)
+
+    assert above == {"readableGroups": ["FIGURES", "WORDS", "SENTENCES"],
+                     "subtree": [{"id": world.sub, "readableGroups": ["FIGURES", "WORDS", "SENTENCES", "CONTENT"]}]}
+    assert theirs == {"readableGroups": ["FIGURES", "WORDS", "SENTENCES", "CONTENT"], "subtree": []}
 
 
 REQUESTER_FILTER = "query($who: String) { tasks(filter: {requester: $who}) { edges { node { id } } } }"

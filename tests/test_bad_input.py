@@ -60,7 +60,41 @@ async def test_a_bad_model_call_is_bad_input_and_writes_nothing(client, fields, 
 
     assert error["extensions"]["code"] == "BAD_INPUT"
     assert named in error["message"]
+    if named != "messages":
+        assert error["extensions"]["field"] == f"input.{named}"
     assert await footprint(shop) == before
+
+
+LINES = "mutation($input: RecordLinesInput!) { recordLines(input: $input) { firstSeq } }"
+
+
+async def test_a_bad_line_in_a_batch_is_named_by_its_place_in_lines(client):
+    shop, task = await running(client)
+    before = await footprint(shop)
+    good = {"modelCall": {"model": "Everyday", "inputTokens": 1, "outputTokens": 1, "costMicros": 1}}
+    bad = {"modelCall": {"model": "Everyday", "inputTokens": 1, "outputTokens": 1, "costMicros": -200}}
+
+    error = await client.error(LINES, {"input": {"task": task, "lines": [good, good, good, bad]}}, shop.kit)
+
+    assert error["extensions"] == {"code": "BAD_INPUT", "field": "lines[3].modelCall.costMicros"}
+    assert await footprint(shop) == before
+
+
+@pytest.mark.parametrize("query, variables, field", [
+    (CALL, lambda task: call(task, inputTokens="lots"), "input.inputTokens"),
+    (START, lambda task: {"input": {"skill": "X", "actor": {"id": "a"}}}, "input.agent"),
+    (START, lambda task: {"input": {"agent": "Estimator", "skill": "X", "actor": {"name": "Mia"}}}, "input.actor.id"),
+    (START, lambda task: {"input": {"agent": "Estimator", "skill": "X", "actor": {"id": "a"}, "requester": {"id": ""}}},
+     "input.requester.id"),
+    (END, lambda task: {"input": {"task": "not-a-uuid", "status": "DONE"}}, "input.task"),
+    ("query { tasks(first: 0) { edges { cursor } } }", lambda task: None, "first"),
+], ids=["not a number", "missing", "missing inside", "empty inside", "not a task id", "an argument"])
+async def test_bad_input_names_the_path_of_the_argument_at_fault(client, query, variables, field):
+    shop, task = await running(client)
+
+    error = await client.error(query, variables(task), shop.kit)
+
+    assert (error["extensions"]["code"], error["extensions"]["field"]) == ("BAD_INPUT", field)
 
 
 async def test_a_number_past_64_bits_is_bad_input(client):

@@ -3,7 +3,8 @@
 import copy
 from datetime import datetime, timedelta, timezone
 
-from models.chain import ERASED_SENTENCE, GENESIS, Line, check_chain, commit, seal
+from models.chain import ERASED_SENTENCE, GENESIS, Line, commit, seal
+from models.chain_check import check_chain
 
 START = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 
@@ -145,3 +146,25 @@ def erasure_line(prev: str, seq: int) -> Line:
                 summary="Content erased.", payload=None, summary_salt=None, payload_salt=None,
                 summary_hash="", payload_hash="", prev_hash="", hash="")
     return seal(line, prev)
+
+
+def test_the_reasons_are_the_contracts_closed_set():
+    from models.vocabulary import VerifyReason
+
+    assert [reason.value for reason in VerifyReason] == (
+        "SEQUENCE LINK LINE_HASH SUMMARY_HASH PAYLOAD_HASH ERASED_HAS_WORDS ERASURE_UNRECEIPTED TRUNCATED "
+        "HEAD_MISMATCH BAD_CHECKPOINT MALFORMED").split()
+
+
+def test_an_erasure_before_a_later_fault_is_reported_first_unless_an_erased_line_receipts_it():
+    lines = chain()
+    lines[1].erased, lines[1].summary, lines[1].summary_salt = True, ERASED_SENTENCE, None
+    lines[4].cost_micros = 1
+
+    found = check(lines)
+
+    assert (found.broken_at, found.reason) == (2, "ERASURE_UNRECEIPTED")
+
+    lines[5].kind = "ERASED"
+
+    assert ((found := check(lines)).broken_at, found.reason) == (5, "LINE_HASH")

@@ -8,6 +8,7 @@ from enum import Enum
 from zoneinfo import ZoneInfo
 
 from models.chain import Line, fixed_json, rfc3339
+from models.vocabulary import LineKind
 
 TEXTS = ["", "Everyday", 'say "hi"', "back\\slash", "tab\tnew\nline\x00\x1f", "Grüße", "日本語", "🚲 emoji", "\u2028\ud7ff"]
 INTS = [None, 0, 1, -1, 2**31, 2**63 - 1, 10**30]
@@ -27,7 +28,7 @@ def spec(line: Line) -> str:
 def line(rng: random.Random, **fields: object) -> Line:
     text = lambda: rng.choice([None, *TEXTS])  # noqa: E731
     values = dict(
-        seq=rng.randint(1, 10**6), kind=rng.choice(["STARTED", "MODEL_CALL", "TOOL_RESULT"]),
+        seq=rng.randint(1, 10**6), kind=rng.choice(["STARTED", "MODEL_CALL", LineKind.TOOL_RESULT, LineKind.ENDED]),
         task=str(uuid.UUID(int=rng.getrandbits(128))).upper(),
         at=datetime(2025, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=rng.getrandbits(40)),
         summary=None, payload=None, summary_salt=None, payload_salt=None, summary_hash="", payload_hash="",

@@ -1,13 +1,19 @@
-"""The v1 encoding pinned: fixed inputs give fixed hashes, and a re-derivation straight from the spec agrees."""
+"""The v1 encoding pinned: fixed inputs give fixed hashes, and a re-derivation straight from the spec agrees.
+
+The vectors are checked through both entry points of the one checker: as the server's lines (`check_chain`)
+and as an export file (`check_export`), which must give the same verdict for the same change."""
 
 import hashlib
 import json
 from datetime import datetime
 from pathlib import Path
 
+import orjson
 import pytest
 
-from models.chain import GENESIS, Line, check_chain, commit, fixed_json, line_hash
+from models.chain import GENESIS, Line, commit, fixed_json, line_hash
+from models.chain_check import check_chain
+from models.export_check import FORMAT, check_export
 
 VECTORS = json.loads((Path(__file__).parent / "chain_vectors_v1.json").read_text(encoding="utf-8"))
 FIXED_KEYS = ["seq", "kind", "task", "at", "model", "routeRule", "attempts", "costMicros", "inputTokens",
@@ -72,3 +78,52 @@ def test_non_ascii_text_is_hashed_as_utf8_not_escaped():
     assert VECTORS["lines"][1]["expected"]["payloadHash"] == hashlib.sha256(
         b"agentlog/commit/v1\x00" + bytes.fromhex("303132333435363738393a3b3c3d3e3f") + payload.encode("utf-8")
     ).hexdigest()
+
+
+def _exported(v: dict, expected: dict) -> dict:
+    line = {key: v.get(key) for key in FIXED_KEYS}
+    line.update(summary=v["summary"], summarySalt=v["summarySalt"], payload=v["payload"], payloadSalt=v["payloadSalt"],
+                erasedAt=None, contentErasedAt=None)
+    line.update({key: expected[key] for key in ("summaryHash", "payloadHash", "prevHash", "hash")})
+    return line
+
+
+def _export(lines: list[dict]) -> list[bytes]:
+    head = VECTORS["head"]
+    header = {"format": FORMAT, "root": lines[0]["task"], "tenant": "shop", "chainLength": head["chainLength"],
+              "chainHead": head["chainHead"], "checkpoint": None, "exportedAt": "2026-11-30T10:00:00.000000Z"}
+    return [orjson.dumps(header), *(orjson.dumps(line) for line in lines)]
+
+
+def _both_ways(change: dict) -> tuple[tuple, tuple]:
+    """The same change made to the vectors' second line, checked as server lines and as an export."""
+    exported = [_exported(vec["input"], vec["expected"]) for vec in VECTORS["lines"]]
+    exported[1].update(change)
+    lines = [_line(vec["input"], vec["expected"]) for vec in VECTORS["lines"]]
+    changed = _line({**VECTORS["lines"][1]["input"], **change}, {**VECTORS["lines"][1]["expected"], **change})
+    lines[1] = changed
+    online = check_chain(lines, VECTORS["head"]["chainLength"], VECTORS["head"]["chainHead"], lines[0].task)
+    offline = check_export(_export(exported))
+    return (online.broken_at, online.reason), (offline.seq, offline.reason)
+
+
+def test_the_vectors_verify_as_an_export_too():
+    verdict = check_export(_export([_exported(vec["input"], vec["expected"]) for vec in VECTORS["lines"]]))
+
+    assert (verdict.intact, verdict.lines, verdict.reason) == (True, 3, None)
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({}, (None, None)),
+    ({"summary": "Everyday answered; it cost nothing."}, (2, "SUMMARY_HASH")),
+    ({"payload": "{}"}, (2, "PAYLOAD_HASH")),
+    ({"costMicros": 1}, (2, "LINE_HASH")),
+    ({"hash": "f" * 64}, (2, "LINE_HASH")),
+    ({"prevHash": "0" * 64}, (2, "LINK")),
+    ({"seq": 3}, (2, "SEQUENCE")),
+    ({"summarySalt": "zz" * 16}, (2, "MALFORMED")),
+], ids=["none", "sentence", "content", "figure", "hash", "link", "sequence", "salt"])
+def test_a_change_to_a_vector_gives_the_same_reason_online_and_offline(change, expected):
+    online, offline = _both_ways(change)
+
+    assert online == offline == expected

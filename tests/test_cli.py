@@ -46,7 +46,8 @@ async def test_verify_answers_intact_and_exits_zero(client, database):
     out = agentlog("verify", task, database=database)
 
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == {"intact": True, "lines": 9, "brokenAt": None, "problem": None, "erased": 0}
+    assert json.loads(out.stdout) == {"intact": True, "lines": 9, "brokenAt": None, "reason": None, "problem": None,
+                                       "erased": 0}
 
 
 async def test_verify_names_the_broken_line_and_exits_one(client, database):

@@ -96,7 +96,7 @@ async def test_another_tenants_work_is_as_unknown_as_work_that_never_existed(cli
     malformed = await refused(shop, mutation, "T-7", priya(elsewhere))
 
     for error in (theirs, never, malformed):
-        assert error["extensions"] == {"code": "NOT_FOUND"} and error["message"].startswith(f"{field}: no ")
+        assert error["extensions"] == {"code": "NOT_FOUND", "field": field} and error["message"].startswith(f"{field}: no ")
     assert theirs["message"].replace(id, unknown) == never["message"]
     await untouched(shop, root, help)
 

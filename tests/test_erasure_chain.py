@@ -32,8 +32,8 @@ async def test_a_sentence_written_into_an_erased_line_is_found(client):
 
     await tamper(root, 4, summary="PartsFor was never asked for.")
 
-    assert await shop.verify(root) == {
-        "intact": False, "lines": 10, "brokenAt": 4, "erased": 9,
+    assert await shop.check(root) == {
+        "intact": False, "lines": 10, "brokenAt": 4, "erased": 9, "reason": "ERASED_HAS_WORDS",
         "problem": "Line 4 was erased, and something was written in its place.",
     }
 
@@ -44,7 +44,7 @@ async def test_a_salt_written_back_into_an_erased_line_is_found(client):
 
     await tamper(root, 5, summary_salt="00" * 16)
 
-    check = await shop.verify(root)
+    check = await shop.check(root)
     assert check["brokenAt"] == 5 and check["problem"] == "Line 5 was erased, and something was written in its place."
 
 
@@ -54,8 +54,8 @@ async def test_content_left_in_a_line_marked_content_erased_is_found(client):
 
     await tamper(root, 3, payload=FAULT)
 
-    assert await shop.verify(root) == {
-        "intact": False, "lines": 10, "brokenAt": 3, "erased": 9,
+    assert await shop.check(root) == {
+        "intact": False, "lines": 10, "brokenAt": 3, "erased": 9, "reason": "ERASED_HAS_WORDS",
         "problem": "Line 3's content is marked erased, but content is still there.",
     }
 
@@ -68,8 +68,8 @@ async def test_a_line_marked_erased_with_no_erasure_recorded_after_it_is_found(c
 
     await tamper(root, 4, summary="Erased.", summary_salt=None, erased_at=at)
 
-    assert await shop.verify(root) == {
-        "intact": False, "lines": 9, "brokenAt": 4, "erased": 1,
+    assert await shop.check(root) == {
+        "intact": False, "lines": 9, "brokenAt": 4, "erased": 1, "reason": "ERASURE_UNRECEIPTED",
         "problem": "Line 4 is marked erased, but no erasure was recorded after it.",
     }
 
@@ -81,7 +81,7 @@ async def test_an_erasure_line_quietly_erased_itself_is_found(client):
 
     await tamper(root, 10, summary="Erased.", summary_salt=None, erased_at=at)
 
-    check = await shop.verify(root)
+    check = await shop.check(root)
     assert check["brokenAt"] == 10
     assert check["problem"] == "Line 10 is marked erased, but no erasure was recorded after it."
 
@@ -93,7 +93,7 @@ async def test_a_changed_cost_or_tool_on_an_erased_line_is_found(client):
 
         await tamper(root, seq, **{field: value})
 
-        check = await shop.verify(root)
+        check = await shop.check(root)
         assert check["brokenAt"] == seq and check["problem"] == f"Line {seq} was changed after it was written.", field
 
 
@@ -103,15 +103,15 @@ async def test_a_real_sentence_reading_erased_is_an_ordinary_sentence(client):
     root = (await shop.start())["id"]
     await shop.write("recordToolCall", {"task": root, "tool": "NoteRepair", "input": {}, "summary": "Erased."})
     await shop.end(root)
-    assert await shop.verify(root) == {"intact": True, "lines": 3, "brokenAt": None, "problem": None, "erased": 0}
+    assert await shop.check(root) == {"intact": True, "lines": 3, "brokenAt": None, "reason": None, "problem": None, "erased": 0}
 
     await erase(shop, "eraseAgentWorkContent", root)
 
     line = (await shop.read(root, shop.noor, f"record {{ {LINE_FIELDS} }}"))["record"][1]
     assert line["summary"] == "Erased." and line["erasedAt"] is None and line["summarySalt"] is not None
-    assert await shop.verify(root) == {"intact": True, "lines": 4, "brokenAt": None, "problem": None, "erased": 3}
+    assert await shop.check(root) == {"intact": True, "lines": 4, "brokenAt": None, "reason": None, "problem": None, "erased": 3}
     await tamper(root, 2, summary="Erased!")
-    assert (await shop.verify(root))["brokenAt"] == 2
+    assert (await shop.check(root))["brokenAt"] == 2
 
 
 async def salts_left(tenant: str) -> set[str]:
@@ -177,4 +177,4 @@ async def test_no_erased_word_and_no_fingerprint_of_the_kits_inputs_is_left_in_t
         "mutation($input: ToolCallInput!) { recordToolCall(input: $input) { seq } }", {"input": parts}, shop.kit
     )
     assert retried["extensions"]["code"] == "CONFLICT"
-    assert (await shop.verify(root))["lines"] == 6
+    assert (await shop.check(root))["lines"] == 6

@@ -98,7 +98,11 @@ async def test_another_tenants_task_and_a_task_the_caller_cannot_see_answer_as_a
     for response in (theirs, unseen, malformed):
         assert (response.status_code, response.content) == (unknown.status_code, unknown.content)
     assert unknown.status_code == 404
-    assert (await download(shop, task, None)).status_code == 401
+    assert unknown.json() == {"errors": [{"message": "No task with this id that you may read.",
+                                          "extensions": {"code": "NOT_FOUND"}}]}
+    anonymous = await download(shop, task, None)
+    assert anonymous.status_code == 401
+    assert anonymous.json()["errors"][0]["extensions"] == {"code": "UNAUTHENTICATED"}
 
 
 def agentlog(*args: str, database: str) -> subprocess.CompletedProcess:
@@ -113,12 +117,17 @@ async def test_the_command_line_exports_everything_and_verifies_it_offline(clien
     out, key = tmp_path / "export.jsonl", tmp_path / "key.txt"
     key.write_text(await published_key(shop))
 
-    assert agentlog("export", task, "--out", str(out), database=database).returncode == 0
+    exported = agentlog("export", task, "--out", str(out), database=database)
+    assert exported.returncode == 0
+    assert exported.stdout.decode().strip() == (
+        f"Wrote 9 lines of the record of task {task}'s tree, after a header, to {out.resolve()} "
+        f"({out.stat().st_size} bytes).")
     lines = out.read_bytes().splitlines()
     assert all(orjson.loads(line)["payloadSalt"] for line in lines[1:])
 
     intact = agentlog("verify", "--file", str(out), "--key", str(key), "--json", database="sqlite:///nowhere/x.db")
     assert (intact.returncode, orjson.loads(intact.stdout)["intact"]) == (0, True)
+    assert orjson.loads(intact.stdout)["signatureChecked"] is True
 
     out.write_bytes(b"\n".join(lines[:-2]) + b"\n")
     cut = agentlog("verify", "--file", str(out), "--key", key.read_text(), "--json", database="sqlite:///nowhere/x.db")
@@ -160,3 +169,60 @@ async def test_an_export_is_one_state_of_the_chain_while_writers_append(client, 
     assert orjson.loads(exported[0])["chainLength"] == len(exported) - 1 == 5
     assert check_export(exported, signer().verifier).intact
     assert (await shop.read(task, shop.noor, "chainLength"))["chainLength"] == 8
+
+
+def verify_file(*args: str) -> subprocess.CompletedProcess:
+    return agentlog("verify", "--file", *args, database="sqlite:///nowhere/x.db")
+
+
+async def test_without_a_key_the_chain_is_checked_and_the_signature_said_not_to_be(client, database, tmp_path):
+    shop = Shop(client)
+    await shop.setup()
+    task = await shop.estimate()
+    out = tmp_path / "export.jsonl"
+    agentlog("export", task, "--out", str(out), database=database)
+
+    unchecked = verify_file(str(out))
+    checked = verify_file(str(out), "--key", await published_key(shop))
+
+    said = unchecked.stdout.decode()
+    assert unchecked.returncode == 0 and said.startswith("intact: 9 lines, 0 erased; its signature not checked")
+    assert "signature was not checked" in said and "checkpointKey" in said and "agentlog key" in said
+    assert checked.returncode == 0 and checked.stdout.decode().strip() == (
+        "intact: 9 lines, 0 erased; its checkpoint's signature checked")
+    assert orjson.loads(verify_file(str(out), "--json").stdout)["signatureChecked"] is False
+
+
+async def test_agentlog_key_prints_the_key_checkpointKey_publishes(client):
+    shop = Shop(client)
+
+    printed = agentlog("key", database="sqlite:///nowhere/x.db")
+
+    assert (printed.returncode, printed.stdout.decode().strip()) == (0, await published_key(shop))
+
+
+def test_agentlog_key_without_a_key_file_says_where_it_looked_and_makes_none(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "AGENTLOG_SIGNING_KEY"}
+    printed = subprocess.run([sys.executable, "-m", "graph.cli", "key"], capture_output=True, env=env, cwd=tmp_path,
+                             timeout=120)
+
+    assert printed.returncode == 2 and str(tmp_path / "agentlog-signing.key") in printed.stderr.decode()
+    assert not (tmp_path / "agentlog-signing.key").exists()
+
+
+async def test_a_malformed_line_is_named_by_its_field(client, database, tmp_path):
+    shop = Shop(client)
+    await shop.setup()
+    task = await shop.estimate()
+    out = tmp_path / "export.jsonl"
+    agentlog("export", task, "--out", str(out), database=database)
+    lines = out.read_bytes().splitlines()
+    line = orjson.loads(lines[4])
+    line["costMicros"] = "200"
+    out.write_bytes(b"\n".join([*lines[:4], orjson.dumps(line), *lines[5:]]) + b"\n")
+
+    said, verdict = verify_file(str(out)), orjson.loads(verify_file(str(out), "--json").stdout)
+
+    assert said.returncode == 1 and said.stdout.decode().startswith(
+        "broken at line 4 (file line 5): MALFORMED (costMicros): Line 4's costMicros is not a whole number.")
+    assert (verdict["seq"], verdict["reason"], verdict["field"]) == (4, "MALFORMED", "costMicros")

@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from models.chain import GENESIS, line_hash, fixed_json
-from models.export_check import REASONS, check_export, fixed_bytes
+from models.export_check import REASONS, check_export, line_of
 from models.note import new_signer, verifier_from_key
 from tests.export_file import ExportFile, as_json, checkpoint_note, header
 
@@ -27,14 +27,19 @@ def broken(export: ExportFile, key: bool = False) -> tuple:
     return found.seq, found.reason
 
 
-def test_the_untouched_export_is_intact_with_and_without_the_key(export):
-    assert verdict(export) == verdict(export, key=True)
-    assert (verdict(export).intact, verdict(export).lines, verdict(export).erased) == (True, 12, 2)
+def test_the_untouched_export_is_intact_with_and_without_the_key_and_says_which(export):
+    without, with_key = verdict(export), verdict(export, key=True)
+    assert (without.intact, without.lines, without.erased) == (with_key.intact, with_key.lines, with_key.erased) == (
+        True, 12, 2)
+    assert (without.signature_checked, with_key.signature_checked) == (False, True)
 
 
-def test_the_verifier_writes_the_fixed_fields_as_the_chain_does(export):
+def test_an_exported_line_reads_back_as_the_line_the_chain_sealed(export):
     for line in export.chain:
-        assert fixed_bytes(orjson.loads(export.lines[line.seq])).decode() == fixed_json(line)
+        read = line_of(orjson.loads(export.lines[line.seq]))
+        assert fixed_json(read) == fixed_json(line)
+        assert (read.summary_hash, read.payload_hash, read.prev_hash, read.hash) == (
+            line.summary_hash, line.payload_hash, line.prev_hash, line.hash)
 
 
 def test_a_changed_sentence(export):
@@ -95,7 +100,7 @@ def test_the_file_emptied(export):
 def test_a_forged_correctly_hashed_line_inserted(export):
     forged = export.line(6)
     forged.update(seq=7, summary=None, summarySalt=None, payload=None, payloadSalt=None, prevHash=forged["hash"])
-    forged["hash"] = line_hash(forged["prevHash"], fixed_bytes(forged).decode(), forged["summaryHash"],
+    forged["hash"] = line_hash(forged["prevHash"], fixed_json(line_of(forged)), forged["summaryHash"],
                                forged["payloadHash"])
     export.lines.insert(7, orjson.dumps(forged))
     assert broken(export) == (8, "SEQUENCE")
@@ -175,10 +180,14 @@ def test_a_checkpoint_with_a_bad_signature(export):
     assert (found.line, found.reason) == (1, "BAD_CHECKPOINT") and "bad signature" in found.problem
 
 
-def test_a_checkpoint_by_an_unknown_key(export):
-    resign(export, checkpoint_note(new_signer("agentlog-test"), export.root, 12, export.chain[-1].hash))
+def test_a_checkpoint_by_another_key_says_which_signed_it_and_which_was_expected(export):
+    other = new_signer("agentlog-test")
+    resign(export, checkpoint_note(other, export.root, 12, export.chain[-1].hash))
     found = verdict(export, key=True)
-    assert (found.line, found.reason) == (1, "BAD_CHECKPOINT") and "unknown key" in found.problem
+    assert (found.line, found.reason) == (1, "BAD_CHECKPOINT")
+    signed, expected = f"agentlog-test+{other.verifier.hash:08x}", f"agentlog-test+{export.signer.verifier.hash:08x}"
+    assert f"signed by {signed}" in found.problem and f"the key given is {expected}" in found.problem
+    assert "unknown" not in found.problem
 
 
 def test_a_checkpoint_with_a_wrong_origin(export):

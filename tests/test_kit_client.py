@@ -152,7 +152,9 @@ def test_a_batch_refused_in_the_background_surfaces_on_the_next_call_with_its_li
                     time.sleep(0.05)
                 t.model_call("Everyday", input_tokens=1, output_tokens=5, cost_micros=20)
     assert refused.value.code == "BAD_INPUT"
-    assert refused.value.field == "lines[0].modelCall.inputTokens"
+    assert (refused.value.field, refused.value.path, refused.value.line) == (
+        "input_tokens", "lines[0].modelCall.inputTokens", 0)
+    assert refused.value.http_status == 200 and refused.value.request_id
     assert refused.value.lines == [{"modelCall": {"model": "Everyday", "inputTokens": -1, "outputTokens": 5,
                                                   "costMicros": 20}}]
     task = shop.read(t.id)["task"]
@@ -176,14 +178,14 @@ def test_refusals_are_typed_with_their_code_and_field(shop):
         assert unregistered.value.code == "BAD_INPUT" and unregistered.value.field == "agent"
         with pytest.raises(BadInput) as not_a_number:
             kit.start_task("Estimator", "EstimateRepair", limit_micros="lots")
-        assert not_a_number.value.field == "limitMicros"
+        assert (not_a_number.value.field, not_a_number.value.path) == ("limit_micros", "input.limitMicros")
         with pytest.raises(NotFound) as unknown:
             kit.start_task("Estimator", "EstimateRepair", parent="00000000-0000-0000-0000-000000000000")
         assert unknown.value.code == "NOT_FOUND" and unknown.value.field == "parent"
         kit.register_agent("Helper", purpose="helps", idempotency_key="helper-once")
         with pytest.raises(Conflict) as conflict:
             kit.register_agent("Helper", purpose="helps more", idempotency_key="helper-once")
-        assert conflict.value.code == "CONFLICT" and conflict.value.field == "idempotencyKey"
+        assert conflict.value.code == "CONFLICT" and conflict.value.field == "idempotency_key"
     with Kit(shop.url, person) as not_a_kit:
         with pytest.raises(Forbidden) as forbidden:
             not_a_kit.register_agent("Estimator")
@@ -203,6 +205,7 @@ def test_the_walkthrough_records_and_reads_back_on_a_running_server(servers):
     done = subprocess.run([sys.executable, "docs/walkthrough.py", servers[0].url], cwd=Path(__file__).parent.parent,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    mia = json.loads(done.stdout.split("Mia, who asked:", 1)[1].split("Noor, who supervises", 1)[0])
-    assert mia["verifyTrace"] == {"intact": True, "lines": 9, "brokenAt": None, "problem": None}
-    assert mia["task"]["status"] == "DONE" and mia["task"]["spentMicros"] == 600
+    said = dict(line.split(": ", 1) for line in done.stdout.splitlines() if line.startswith(("The receipt", "verifyTrace")))
+    assert json.loads(said["verifyTrace"]) == {"intact": True, "lines": 9, "brokenAt": None, "problem": None}
+    receipt = json.loads(said["The receipt, as Mia reads it"])
+    assert receipt["status"] == "DONE" and receipt["spentMicros"] == 600

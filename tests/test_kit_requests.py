@@ -88,7 +88,21 @@ async def test_after_the_last_attempt_the_call_raises_unavailable_and_keeps_the_
     assert len(batches) == FAST.attempts + 1 and all(batch == batches[0] for batch in batches)
 
 
-async def test_a_refusal_is_raised_at_once_without_a_retry():
+async def test_a_refusal_is_raised_at_once_without_a_retry_with_its_status_field_and_request_id():
+    refusal = httpx.Response(200, headers={"X-Request-Id": "req-7"}, json={"data": None, "errors": [
+        {"message": "agent: 'Nobody' is not registered; call registerAgent first.",
+         "extensions": {"code": "BAD_INPUT", "field": "input.agent"}}]})
+    server = Server([refusal])
+    async with kit_on(server) as kit:
+        with pytest.raises(BadInput) as refused:
+            await kit.start_task("Nobody", "Anything")
+    assert len(server.bodies) == 1
+    error = refused.value
+    assert (error.code, error.field, error.path, error.http_status, error.request_id) == (
+        "BAD_INPUT", "agent", "input.agent", 200, "req-7")
+
+
+async def test_the_field_comes_from_extensions_never_from_the_message():
     refusal = httpx.Response(200, json={"data": None, "errors": [
         {"message": "agent: 'Nobody' is not registered; call registerAgent first.",
          "extensions": {"code": "BAD_INPUT"}}]})
@@ -96,7 +110,7 @@ async def test_a_refusal_is_raised_at_once_without_a_retry():
     async with kit_on(server) as kit:
         with pytest.raises(BadInput) as refused:
             await kit.start_task("Nobody", "Anything")
-    assert refused.value.field == "agent" and len(server.bodies) == 1
+    assert refused.value.field is None and refused.value.path is None
 
 
 async def test_a_principal_is_an_id_or_an_id_and_a_name():

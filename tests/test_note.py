@@ -71,7 +71,7 @@ def test_a_changed_text_a_changed_signature_and_a_stranger_are_told_apart():
         open_note(TEXT, peter)
 
     assert changed.value.reason == NoteError.BAD_SIGNATURE
-    assert stranger.value.reason == NoteError.UNKNOWN_KEY
+    assert stranger.value.reason == NoteError.OTHER_KEY and "EnochRoot+af0cfe78" in stranger.value.message
     assert unsigned.value.reason == NoteError.MALFORMED
 
 

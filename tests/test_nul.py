@@ -21,6 +21,7 @@ async def test_a_nul_in_a_variable_is_refused_where_it_is(client, input, named):
 
     assert error["extensions"]["code"] == "BAD_INPUT"
     assert error["message"].startswith(named) and "NUL" in error["message"]
+    assert error["extensions"]["field"] == named.removeprefix("$")
     assert not await RegisteredAgent.filter(tenant=shop.tenant).exists()
 
 
@@ -31,6 +32,7 @@ async def test_a_nul_in_a_literal_list_item_is_refused_where_it_is(client):
     error = (await client.post(query, token=shop.kit))["errors"][0]
 
     assert error["extensions"]["code"] == "BAD_INPUT" and error["message"].startswith("input.roles[1]")
+    assert error["extensions"]["field"] == "input.roles[1]"
     assert not await RegisteredAgent.filter(tenant=shop.tenant).exists()
 
 

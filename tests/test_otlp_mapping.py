@@ -3,11 +3,14 @@
 import json
 
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from models.errors import BadInput
 from resolvers.otlp_ingest import body_text
 from resolvers.otlp_mapping import AGENT, ATTRIBUTES, LLM, OTHER, TOOL, map_request, map_span
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span
+from tests.shop import Shop
+from tests.test_metrics import sample, scrape
 
 RESOURCE = {"service.name": "workshop"}
 
@@ -107,21 +110,107 @@ def test_a_tool_span_with_error_status_is_an_error_result():
     assert mapped.failed and mapped.fields["tool"] == "PartsFor" and mapped.fields["tool_call_id"] == "c9"
 
 
+def test_a_tool_call_is_given_the_calls_arguments_never_the_tools_schema():
+    openinference = map_span(RESOURCE, span(new_trace_id(), "get_weather", {
+        "openinference.span.kind": "TOOL", "tool.name": "get_weather",
+        "tool.parameters": '{"properties": {"city": {"type": "string"}}, "title": "get_weather_args"}',
+        "input.value": '{"city": "Paris"}', "output.value": "Sunny in Paris.",
+    }))
+    genai = map_span(RESOURCE, span(new_trace_id(), "execute_tool get_weather", {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.definitions": '[{"name": "get_weather", "parameters": {"type": "object"}}]',
+        "gen_ai.tool.call.arguments": '{"city": "Oslo"}', "gen_ai.tool.call.result": '{"sky": "grey"}',
+    }))
+    schema_only = map_span(RESOURCE, span(new_trace_id(), "get_weather", {
+        "openinference.span.kind": "TOOL", "tool.name": "get_weather", "tool.parameters": '{"type": "object"}',
+    }))
+
+    assert (openinference.fields["input"], openinference.fields["output"]) == ({"city": "Paris"}, "Sunny in Paris.")
+    assert (genai.fields["input"], genai.fields["output"]) == ({"city": "Oslo"}, {"sky": "grey"})
+    assert schema_only.fields["input"] is None
+    assert json.loads(openinference.drafts[0].payload) == {"city": "Paris"}
+
+
+def test_a_handoff_is_a_tool_call_whose_sentence_names_the_agent_handed_to():
+    mapped = map_span(RESOURCE, span(new_trace_id(), "handoff to Reporter", {
+        "openinference.span.kind": "TOOL", "input.value": "Triage", "output.value": "Reporter",
+    }))
+
+    call, result = mapped.drafts
+    assert mapped.kind == TOOL and mapped.fields["tool"] == "handoff to Reporter"
+    assert (call.kind, call.summary) == ("TOOL_CALL", "It handed the work to Reporter.")
+    assert (result.kind, result.summary) == ("TOOL_RESULT", "Reporter took the work over.")
+    assert json.loads(body_text(mapped))["fields"]["handed_to"] == "Reporter"
+
+
+def test_a_failed_handoff_says_so():
+    mapped = map_span(RESOURCE, span(new_trace_id(), "handoff to Reporter", {"openinference.span.kind": "TOOL"},
+                                     error=True))
+
+    assert mapped.drafts[1].summary == "The handoff to Reporter failed." and mapped.fields["is_error"] is True
+
+
+def test_a_failed_model_call_is_recorded_as_failed_even_when_it_names_no_model():
+    t = new_trace_id()
+    unnamed = map_span(RESOURCE, span(t, "response", {"openinference.span.kind": "LLM"}, error=True))
+    named = map_span(RESOURCE, span(t, "generation", {"openinference.span.kind": "LLM", "llm.model_name": "m"},
+                                    error=True))
+
+    assert (unnamed.fields["model"], unnamed.drafts[0].summary) == ("unknown", "The call to unknown failed.")
+    assert (named.fields["model"], named.drafts[0].summary) == ("m", "The call to m failed.")
+    assert named.drafts[0].call["input_tokens"] == 0
+
+
+def test_a_tool_span_naming_no_tool_is_named_by_its_span():
+    mapped = map_span(RESOURCE, span(new_trace_id(), "lookup_parts", {"openinference.span.kind": "TOOL"}))
+
+    assert mapped.fields["tool"] == "lookup_parts"
+    assert "handed_to" not in mapped.fields
+
+
+REJECTED = {
+    "no model": lambda t: span(t, "chat", {"gen_ai.operation.name": "chat"}),
+    "a negative count": lambda t: span(t, "chat", {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+                                                   "gen_ai.usage.input_tokens": -3}),
+    "a count that is no number": lambda t: chat(t, b"", **{"gen_ai.usage.output_tokens": "many"}),
+    "no tool and no span name": lambda t: span(t, "", {"gen_ai.operation.name": "execute_tool"}),
+    "a name too long": lambda t: span(t, "x", {"openinference.span.kind": "TOOL", "tool.name": "x" * 201}),
+    "no span id": lambda t: span(t, "x", {}, span_id=b"\0" * 8),
+    "content not Unicode": lambda t: chat(t, b"", **{"gen_ai.output.messages": '["\\ud800"]'}),
+}
+
+
 def test_spans_that_cannot_be_recorded_are_rejected_with_a_reason():
     t = new_trace_id()
-    request = export(
-        chat(t, new_span_id()),
-        span(t, "chat", {"gen_ai.operation.name": "chat"}),
-        span(t, "chat", {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
-                         "gen_ai.usage.input_tokens": -3}),
-        span(t, "tool", {"gen_ai.operation.name": "execute_tool"}),
-        span(t, "x", {}, span_id=b"\0" * 8),
-    )
+    request = export(chat(t, new_span_id()), *(make(t) for make in REJECTED.values()))
 
     mapped, rejected, message = map_request(request)
 
-    assert len(mapped) == 1 and rejected == 4
+    assert len(mapped) == 1 and rejected == len(REJECTED)
     assert "no model" in message
+
+
+@pytest.mark.parametrize("reason", REJECTED)
+async def test_each_rejection_is_answered_in_partial_success_and_counted(client, reason):
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root = agent(t)
+    before = await scrape(client)
+
+    response = await client.http.post(
+        "/v1/traces", content=export(root, REJECTED[reason](t)).SerializeToString(),
+        headers={"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {shop.kit}"},
+    )
+    answer = ExportTraceServiceResponse.FromString(response.content)
+    after = await scrape(client)
+
+    assert response.status_code == 200
+    assert answer.partial_success.rejected_spans == 1 and answer.partial_success.error_message
+    for outcome, count in (("taken", 1), ("rejected", 1)):
+        grew = sample(after, "agentlog_otlp_spans_total", outcome=outcome) - sample(
+            before, "agentlog_otlp_spans_total", outcome=outcome)
+        assert grew == count
 
 
 def test_a_span_without_usage_counts_zero_tokens():

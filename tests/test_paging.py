@@ -94,9 +94,26 @@ async def test_past_the_row_cap_a_list_without_first_is_refused_naming_the_field
     error = await refused(shop, tree["root"], f"{field} {{ __typename }}")
     paged = await read(shop, tree["root"], f"{field}(first: 2) {{ __typename }}")
 
-    assert error["extensions"]["code"] == "BAD_INPUT"
+    assert (error["extensions"]["code"], error["extensions"]["field"]) == ("BAD_INPUT", "first")
     assert error["message"].startswith(f"{field}:") and "first" in error["message"]
     assert len(paged[field]) == 2
+
+
+async def test_a_level_read_without_first_is_whole_up_to_the_cap_on_each_task_and_refused_past_it(shop, monkeypatch):
+    parent = (await shop.start())["id"]
+    kids = [(await shop.start(parent=parent))["id"] for _ in range(2)]
+    for kid in [*kids, kids[0]]:
+        await shop.model_call(kid)
+    paged = [(await read(shop, kid, "trace(first: 10) { seq kind }"))["trace"] for kid in kids]
+    monkeypatch.setenv("AGENTLOG_MAX_LIST_ROWS", "3")
+
+    level = await read(shop, parent, "children { id trace { seq kind } }")
+    monkeypatch.setenv("AGENTLOG_MAX_LIST_ROWS", "2")
+    error = await refused(shop, parent, "children { trace { seq } }")
+
+    assert [len(lines) for lines in paged] == [3, 2]
+    assert [(child["id"], child["trace"]) for child in level["children"]] == list(zip(kids, paged))
+    assert error["extensions"]["code"] == "BAD_INPUT" and error["message"].startswith("trace:")
 
 
 @pytest.mark.parametrize("field", ["record", "trace", "children", "subtree", "calls"])
@@ -104,7 +121,7 @@ async def test_past_the_row_cap_a_list_without_first_is_refused_naming_the_field
 async def test_first_is_1_to_5000_below_a_task(shop, tree, field, first):
     error = await refused(shop, tree["root"], f"{field}(first: {first}) {{ __typename }}")
 
-    assert error["extensions"]["code"] == "BAD_INPUT"
+    assert (error["extensions"]["code"], error["extensions"]["field"]) == ("BAD_INPUT", "first")
     assert error["message"].startswith(f"{field}:")
 
 

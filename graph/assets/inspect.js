@@ -19,6 +19,8 @@ function SignIn({ problem, onToken }) {
     <h1>agentlog inspector</h1>
     <p class="problem" role="alert" data-testid="sign-in-problem">${problem}</p>
     <p>The inspector shows what your own token lets you read. Paste it here; it is kept in this tab only.</p>
+    <p>A token is made by whoever runs this server, with <code>agentlog token --sub YOU --tenant TENANT --roles ROLE</code>
+      on its host (the README's walkthrough prints a link with one in it).</p>
     <form onSubmit=${submit}>
       <label for="token">Your token</label>
       <input id="token" type="password" autocomplete="off" spellcheck="false" value=${value}
@@ -57,7 +59,7 @@ function App() {
   const taskId = decodeURIComponent(location.pathname.replace(/^\/inspect\/?/, ""));
   const signOut = () => { token.clear(); check(); };
   return html`<${Header} viewer=${state.viewer} onSignOut=${signOut} />
-    ${taskId ? html`<${TaskPage} id=${taskId} />` : html`<${TaskList} />`}`;
+    ${taskId ? html`<${TaskPage} id=${taskId} viewer=${state.viewer} />` : html`<${TaskList} />`}`;
 }
 
 takeTokenFromFragment();

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
@@ -14,10 +15,10 @@ from graph import pages
 from graph.lazy import Views, lazy_view
 from graph.plan import TaskPlan
 from graph.types.cost import Cost
-from graph.types.enums import TaskCause, TaskStatus, TraceKind
+from graph.types.enums import FieldGroup, TaskCause, TaskStatus, TraceKind
 from graph.types.principal import Principal
 from graph.types.scalars import JSON, Long
-from graph.types.trace_event import TraceEvent, content_access
+from graph.types.trace_event import TraceEvent, content_access, withheld_reason
 from permissions.access import ancestor_ids
 from permissions.table import Group
 from resolvers.pages import capped, seq_page
@@ -66,6 +67,11 @@ class AgentTask:
     given: str | None = guarded(C, "The brief it was given.")
     result: JSON | None = guarded(C, "What it handed back.")
     instructions_sent: str | None = guarded(C, "The instructions it was sent.")
+    readable_groups: list[FieldGroup] = guarded(
+        F,
+        "The field groups the caller may read on this task: a field of a group not listed is withheld from them, "
+        "a null field of a group listed was not recorded.",
+    )
 
     @guarded(F, "How many lines the tree's chain holds; the same on every task of the tree.")
     async def chain_length(self, info: Info) -> int | None:
@@ -228,6 +234,12 @@ def _principal(id_attr: str, name_attr: str) -> Callable[[Any], Principal | None
     return lambda view: Principal.of(getattr(view.row, id_attr), getattr(view.row, name_attr))
 
 
+@lru_cache(maxsize=64)
+def field_groups(groups: frozenset[Group]) -> tuple[FieldGroup, ...]:
+    """The groups in the table's order, as the schema names them."""
+    return tuple(FieldGroup[group.name] for group in Group if group in groups and group.name in FieldGroup.__members__)
+
+
 TaskView = lazy_view(
     AgentTask,
     "row",
@@ -238,6 +250,7 @@ TaskView = lazy_view(
         "actor": _principal("actor_id", "actor_name"),
         "requester": _principal("requester_id", "requester_name"),
         "result": lambda view: json.loads(view.row.result) if view.row.result is not None else None,
+        "readable_groups": lambda view: field_groups(view.groups),
     },
 )
 
@@ -246,7 +259,8 @@ TRACE_KINDS = {kind.value: kind for kind in TraceKind}
 LineView = lazy_view(
     TraceEvent,
     "event",
-    {"content_access": lambda view: content_access(view.event, view.groups)},
+    {"content_access": lambda view: content_access(view.event, view.groups),
+     "withheld_reason": lambda view: withheld_reason(view.event)},
     {"kind": lambda event: TRACE_KINDS[event.kind]},
 )
 

@@ -2,13 +2,14 @@ from enum import Enum
 
 import strawberry
 
+from models import vocabulary
 
-@strawberry.enum(description="How a piece of work stands.")
-class TaskStatus(Enum):
-    RUNNING = "RUNNING"
-    DONE = "DONE"
-    FAILED = "FAILED"
-    STOPPED = "STOPPED"
+TaskStatus = strawberry.enum(vocabulary.TaskStatus, description="How a piece of work stands.")
+TraceKind = strawberry.enum(vocabulary.LineKind, name="TraceKind", description="What a line of the record tells.")
+WithheldReason = strawberry.enum(vocabulary.WithheldReason, description="Why a turn's content is missing.")
+VerifyReason = strawberry.enum(
+    vocabulary.VerifyReason, description="Why a chain check failed: the first fault found, in one word."
+)
 
 
 @strawberry.enum(description="What set a piece of work going.")
@@ -21,24 +22,20 @@ class TaskCause(Enum):
     SPAWN = "SPAWN"
 
 
-@strawberry.enum(description="What a line of the record tells.")
-class TraceKind(Enum):
-    STARTED = "STARTED"
-    MODEL_CALL = "MODEL_CALL"
-    TOOL_CALL = "TOOL_CALL"
-    TOOL_RESULT = "TOOL_RESULT"
-    ASKED_FOR_HELP = "ASKED_FOR_HELP"
-    SENT_BACK = "SENT_BACK"
-    ENDED = "ENDED"
-    ERASED = "ERASED"
-
-
 @strawberry.enum(description="Why a line's content is or is not shown; the first that applies wins.")
 class ContentAccess(Enum):
     ERASED = "ERASED"
     WITHHELD = "WITHHELD"
     DENIED = "DENIED"
     SHOWN = "SHOWN"
+
+
+@strawberry.enum(description="A group of fields read together, as the access table names them.")
+class FieldGroup(Enum):
+    FIGURES = "FIGURES"
+    WORDS = "WORDS"
+    SENTENCES = "SENTENCES"
+    CONTENT = "CONTENT"
 
 
 @strawberry.enum(description="What an agent's work records: everything, or no content.")

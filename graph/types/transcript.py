@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
 from graph.context import Info
 from graph.guard import build, guarded
+from graph.types.enums import WithheldReason
 from graph.types.scalars import JSON
 from permissions.table import Group
 from resolvers.transcript import ToolUse, Turn
@@ -18,14 +18,6 @@ if TYPE_CHECKING:
 F, T = Group.FIGURES, Group.TRANSCRIPT
 
 TRANSCRIPT_GROUPS = frozenset({F, T})
-
-
-@strawberry.enum(description="Why a turn's content is missing.")
-class WithheldReason(Enum):
-    METADATA_ONLY = "METADATA_ONLY"
-    RECORDING_OFF = "RECORDING_OFF"
-    REDACTED = "REDACTED"
-    ERASED = "ERASED"
 
 
 @strawberry.type(description="One tool a turn invoked, with what it was given and answered.")

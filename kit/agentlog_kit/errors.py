@@ -1,26 +1,41 @@
-"""The refusals a kit can meet, each carrying the server's `extensions.code` and the input field at fault."""
+"""The refusals a kit can meet, each carrying what the server said in structure, never parsed from its message:
+the code, the argument at fault, the HTTP status and the request id."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-LEADING_FIELD = re.compile(r"^([A-Za-z_][\w.\[\]]*)(?::| is | must | lists )")
-VALIDATION_FIELD = re.compile(r"invalid value at \.([\w.\[\]]+)|required field '(\w+)'")
+LINE_PATH = re.compile(r"lines\[(\d+)\]\.\w+\.?")
+CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
 class AgentlogError(Exception):
-    """A refusal from agentlog. `code` is `extensions.code`; `field` the input field the message names, if any.
+    """A refusal from agentlog, as stripe-python's errors carry theirs.
+
+    - `code`: the server's `extensions.code`.
+    - `field`: the argument of the kit call at fault, as the caller wrote it (`input_tokens`, `requester.id`),
+      also when the call went out in a batch of lines; None when no argument is at fault.
+    - `path`: the server's `extensions.field` as sent (`input.inputTokens`, `lines[3].modelCall.costMicros`).
+    - `line`: for a refused batch, the index within `lines` of the line at fault.
+    - `http_status`, `request_id`: the HTTP status of the answer and its `X-Request-Id`, to find it in the
+      server's log.
 
     A refused `recordLines` batch wrote nothing; its lines are kept in `lines`, so none is lost unseen.
     """
 
     code = "INTERNAL"
 
-    def __init__(self, message: str, *, field: str | None = None, lines: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, message: str, *, field: str | None = None, path: str | None = None,
+                 http_status: int | None = None, request_id: str | None = None,
+                 lines: list[dict[str, Any]] | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.field = field
+        self.path = path
+        self.field = field if field is not None else argument_of(path)
+        self.line = line_of(path)
+        self.http_status = http_status
+        self.request_id = request_id
         self.lines = lines
 
 
@@ -65,19 +80,33 @@ BY_CODE: dict[str, type[AgentlogError]] = {
 }
 
 
-def field_named(message: str) -> str | None:
-    found = VALIDATION_FIELD.search(message)
-    if found:
-        return found.group(1) or found.group(2)
-    leading = LEADING_FIELD.match(message)
-    return leading.group(1) if leading else None
+def argument_of(path: str | None) -> str | None:
+    """The kit call's own argument for a server path: `input.inputTokens` and `lines[0].modelCall.inputTokens`
+    are both `input_tokens`."""
+    if path is None:
+        return None
+    rest = path.removeprefix("input.")
+    line = LINE_PATH.match(rest)
+    if line is not None:
+        rest = rest[line.end():]
+    if not rest:
+        return None
+    return ".".join(CAMEL.sub(lambda found: "_" + found.group(1).lower(), part) for part in rest.split("."))
 
 
-def from_graphql(error: dict[str, Any]) -> AgentlogError:
+def line_of(path: str | None) -> int | None:
+    found = LINE_PATH.match(path or "")
+    return int(found.group(1)) if found else None
+
+
+def from_graphql(error: dict[str, Any], http_status: int | None = None, request_id: str | None = None) -> AgentlogError:
     message = str(error.get("message", ""))
-    code = str((error.get("extensions") or {}).get("code", "INTERNAL"))
+    extensions = error.get("extensions") or {}
+    code = str(extensions.get("code", "INTERNAL"))
+    path = extensions.get("field")
     kind = BY_CODE.get(code, AgentlogError)
-    refusal = kind(message, field=field_named(message))
+    refusal = kind(message, path=path if isinstance(path, str) else None, http_status=http_status,
+                   request_id=request_id or extensions.get("requestId"))
     if kind is AgentlogError:
         refusal.code = code
     return refusal

@@ -69,7 +69,7 @@ class Wire:
         try:
             content = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
         except (TypeError, ValueError) as exc:
-            raise BadInput(f"input: a value is not JSON ({exc}).", field="input") from exc
+            raise BadInput(f"input: a value is not JSON ({exc}).", path="input") from exc
         last: Exception | None = None
         for resend in range(self.retry.attempts):
             if resend:
@@ -92,21 +92,24 @@ class Wire:
         return await self.send({"query": document, "variables": variables or {}})
 
     def answer(self, response: httpx.Response) -> dict[str, Any]:
-        if response.status_code in RETRIED_STATUS:
-            raise Unavailable(f"the server answered HTTP {response.status_code}.")
+        status, request_id = response.status_code, response.headers.get("x-request-id")
+        if status in RETRIED_STATUS:
+            raise Unavailable(f"the server answered HTTP {status}.", http_status=status, request_id=request_id)
         try:
             body = response.json()
         except ValueError:
             body = None
         if isinstance(body, dict) and body.get("errors"):
-            raise from_graphql(body["errors"][0])
-        if response.status_code == 401:
-            raise Unauthenticated("the server refused the token (HTTP 401).")
-        if response.status_code == 413:
-            raise BadInput("the request is larger than the server takes (HTTP 413).")
+            raise from_graphql(body["errors"][0], status, request_id)
+        if status == 401:
+            raise Unauthenticated("the server refused the token (HTTP 401).", http_status=status, request_id=request_id)
+        if status == 413:
+            raise BadInput("the request is larger than the server takes (HTTP 413).", http_status=status,
+                           request_id=request_id)
         data = body.get("data") if isinstance(body, dict) else None
-        if response.status_code != 200 or not isinstance(data, dict):
-            raise Internal(f"the server answered HTTP {response.status_code}: {response.text[:300]}")
+        if status != 200 or not isinstance(data, dict):
+            raise Internal(f"the server answered HTTP {status}: {response.text[:300]}", http_status=status,
+                           request_id=request_id)
         return data
 
     async def close(self) -> None:

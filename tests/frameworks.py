@@ -1,0 +1,125 @@
+"""What the framework tests share: a tenant whose framework exports through the OpenTelemetry SDK's own OTLP/HTTP
+exporter to a running `agentlog serve`, and the work trees it then reads back as Noor, who audits."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from permissions.tokens import issue_token
+from tests.servers import Server
+from tests.shop import ROLES
+
+SETTLE_SECONDS = 30
+LINE = "seq kind tool toolCallId summary payload isError model inputTokens outputTokens"
+TASK = f"id agent skill status parent {{ id }} trace {{ {LINE} }}"
+TREE = f"query($id: ID!) {{ task(id: $id) {{ {TASK} chainLength subtree {{ {TASK} }} }} }}"
+ROOTS = "{ tasks(filter: { rootsOnly: true }, first: 50) { edges { node { id skill status } } } }"
+
+
+@dataclass
+class Task:
+    id: str
+    agent: str
+    skill: str
+    status: str
+    parent: str | None
+    lines: list[dict[str, Any]]
+
+    def kinds(self, kind: str) -> list[dict[str, Any]]:
+        return [line for line in self.lines if line["kind"] == kind]
+
+    def tool_calls(self) -> dict[str, tuple[Any, Any, bool]]:
+        """Tool -> (input, output, whether it failed), pairing each call with its result."""
+        calls = {line["toolCallId"] or line["tool"]: line for line in self.kinds("TOOL_CALL")}
+        results = {line["toolCallId"] or line["tool"]: line for line in self.kinds("TOOL_RESULT")}
+        return {
+            call["tool"]: (_json(call["payload"]), _json(results[key]["payload"]), results[key]["isError"])
+            for key, call in calls.items()
+        }
+
+    def model_calls(self) -> list[tuple[str, int, int]]:
+        return [(line["model"], line["inputTokens"], line["outputTokens"]) for line in self.kinds("MODEL_CALL")]
+
+
+def _json(payload: str | None) -> Any:
+    return None if payload is None else json.loads(payload)
+
+
+@dataclass
+class Tree:
+    root: Task
+    tasks: list[Task]
+    chain_length: int
+
+    def named(self, agent: str) -> Task:
+        found = [task for task in self.tasks if task.agent == agent]
+        assert len(found) == 1, f"{len(found)} tasks of {agent}: {[t.agent for t in self.tasks]}"
+        return found[0]
+
+    def model_calls(self) -> list[tuple[str, int, int]]:
+        return sorted(call for task in self.tasks for call in task.model_calls())
+
+
+class Workshop:
+    """A tenant of its own on the server: a kit that exports spans, and Noor, a manager who audits."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.name = f"shop-{os.urandom(4).hex()}"
+        self.kit = issue_token("agent-kit", self.name, kit=True)
+        self.noor = issue_token("noor", self.name, roles=["Manager", "Auditor"], name="Noor")
+        self.graphql("mutation($i: PoliciesInput!) { definePolicies(input: $i) { auditsAgents } }",
+                     {"i": {cap: [role] for cap, role in ROLES.items()}}, self.kit)
+
+    def graphql(self, query: str, variables: dict | None = None, token: str | None = None) -> dict:
+        response = httpx.post(f"{self.server.url}/graphql", json={"query": query, "variables": variables or {}},
+                              headers={"Authorization": f"Bearer {token or self.noor}"}, timeout=60)
+        body = response.json()
+        assert not body.get("errors"), body
+        return body["data"]
+
+    def tracer_provider(self) -> TracerProvider:
+        """A provider exporting to the server, as docs/frameworks.md tells users to make one."""
+        exporter = OTLPSpanExporter(endpoint=f"{self.server.url}/v1/traces",
+                                    headers={"Authorization": f"Bearer {self.kit}"}, compression=Compression.Gzip,
+                                    timeout=60)
+        provider = TracerProvider(resource=Resource.create({"service.name": "workshop"}))
+        provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=100))
+        return provider
+
+    def root(self, skill: str | None = None) -> str:
+        """The id of the root task (of this skill, when the tenant has more than one), once it has ended."""
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while True:
+            roots = [edge["node"] for edge in self.graphql(ROOTS)["tasks"]["edges"]]
+            ended = [root["id"] for root in roots if skill in (None, root["skill"]) and root["status"] != "RUNNING"]
+            if ended:
+                assert len(ended) == 1, roots
+                return ended[0]
+            assert time.monotonic() < deadline, f"no ended root {skill or ''} among {roots}"
+            time.sleep(0.2)
+
+    def tree(self, skill: str | None = None) -> Tree:
+        root = self.graphql(TREE, {"id": self.root(skill)})["task"]
+        tasks = [_task(found) for found in [root, *root["subtree"]]]
+        return Tree(tasks[0], tasks, root["chainLength"])
+
+    def verify(self, task_id: str) -> dict[str, Any]:
+        return self.graphql("query($id: ID!) { verifyTrace(task: $id) { intact lines problem } }",
+                            {"id": task_id})["verifyTrace"]
+
+
+def _task(found: dict[str, Any]) -> Task:
+    parent = found["parent"]["id"] if found["parent"] else None
+    return Task(found["id"], found["agent"], found["skill"], found["status"], parent, found["trace"])
