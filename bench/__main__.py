@@ -18,7 +18,9 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import export, ingest, ingest_baseline, ingest_kit, otlp, paging, standalone, verify, verify_under_load
+from bench import (
+    export, ingest, ingest_baseline, ingest_kit, otlp, paging, replicas, standalone, verify, verify_under_load,
+)
 from bench.common import (
     SERVER,
     Figure,
@@ -32,7 +34,7 @@ from graph.app import settle_heap
 from models import AgentTask
 from resolvers.verify import verify_tree
 
-WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export", "paging")
+WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export", "paging", "replicas")
 REPEATS = 5
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -179,6 +181,8 @@ async def run(server: str, workloads: tuple[str, ...], paging_tasks: int = 100_0
     if "paging" in workloads:
         say(f"paging: {paging_tasks:,} tasks and a 1,000,000-line record (bench.paging)…")
         figures += (await paging.run(server, paging_tasks, 1_000_000, 20))[0]
+    if "replicas" in workloads:
+        figures += await replicas.run()
     return figures
 
 

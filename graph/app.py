@@ -27,6 +27,7 @@ from graph.body_limit import BodyLimit
 from graph.context import Context
 from graph.cors import CrossOrigin
 from graph.identity import ProviderKeysReady
+from graph.read_routing import ConsistentReads, executed_once_more_if_a_replica_failed
 from graph.readiness import readyz
 from graph.request_log import RequestLog
 from graph.schema import build_schema
@@ -36,7 +37,7 @@ from graph.view import AdmittedRequests, JSONErrorsView
 from graph.websocket import TextFrames
 from models import db, fast_json
 from permissions.tokens import keys_ready, principal_from_header
-from resolvers import bus, metrics, otlp_ingest, retention, settings, signing
+from resolvers import bus, metrics, otlp_ingest, replicas, retention, settings, signing
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
@@ -61,6 +62,11 @@ class AgentlogGraphQL(JSONErrorsView, AdmittedRequests, GraphQL):
         except Unauthenticated as exc:
             return Context(request=request, response=response, principal=None, auth_error=exc)
         return Context(request=request, response=response, principal=principal)
+
+    async def execute_single(self, **kwargs: Any) -> Any:
+        return await executed_once_more_if_a_replica_failed(
+            lambda: super(AgentlogGraphQL, self).execute_single(**kwargs), kwargs["context"]
+        )
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         """The token comes in connection_init as {"Authorization": "Bearer <token>"}, or in the upgrade's header."""
@@ -114,7 +120,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
             log.info("checkpoints are signed by %s", signing.verifier_key())
             log.info("agentlog is keeping its record in the %s", describe_url(url))
             settle_heap()
-            async with bus.running(db.dialect()), otlp_ingest.sweeping(), retention.sweeping():
+            async with replicas.serving(), bus.running(db.dialect()), otlp_ingest.sweeping(), retention.sweeping():
                 yield
 
     routes = [
@@ -134,5 +140,6 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
         Middleware(ProviderKeysReady),
         Middleware(BodyLimit, max_bytes=settings.max_body_bytes()),
         Middleware(Unavailable),
+        Middleware(ConsistentReads),
     ]
     return Starlette(routes=routes, lifespan=lifespan, middleware=middleware, exception_handlers=http_errors.HANDLERS)

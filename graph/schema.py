@@ -27,6 +27,7 @@ from graph.mutation import KitMutation
 from graph.prices import PriceMutation, PriceQuery
 from graph.nul import RefuseNul
 from graph.query import Query
+from graph.read_routing import RoutedOperations, note_failures
 from graph.request_log import RequestOutcome
 from graph.subscription import Subscription
 from graph.types.scalars import SCALARS
@@ -84,7 +85,13 @@ class Schema(strawberry.Schema):
         """Expected refusals are not logged; unexpected ones are logged with their request id and masked here
         too, for failures that end the operation before ErrorCodes sees its result."""
         request_id = request_id_of(execution_context.context if execution_context else None)
+        note_failures(errors)
         errors[:] = [shape(error, request_id) for error in errors]
+
+
+def routed_operations() -> list:
+    """With read replicas, queries read from one and mutations answer a consistency token; without, no hook."""
+    return [RoutedOperations] if settings.read_database_urls() else []
 
 
 def build_schema() -> strawberry.Schema:
@@ -96,7 +103,7 @@ def build_schema() -> strawberry.Schema:
         query=merge_types("Query", QUERIES),
         mutation=merge_types("Mutation", MUTATIONS),
         subscription=Subscription,
-        extensions=[RequestOutcome, *limits, *document_caches(), RefuseNul, ErrorCodes],
+        extensions=[RequestOutcome, *limits, *document_caches(), RefuseNul, *routed_operations(), ErrorCodes],
         config=StrawberryConfig(scalar_map=SCALARS),
         execution_context_class=TreeExecution if fast else None,
     )

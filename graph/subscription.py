@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import AsyncGenerator
 from datetime import datetime, timezone
@@ -12,6 +13,7 @@ import strawberry
 
 from graph.context import Context, Info
 from graph.loaders import Loaders
+from graph.read_routing import reading_since
 from graph.types.agent_task import task_view
 from graph.types.task_event import TaskEvent, TaskEventName
 from permissions.access import Access
@@ -72,6 +74,7 @@ class Subscription:
                     continue
                 _still_valid(info.context)
                 renew(info.context)
-                view = await task_view(info, await task_of_notice(notice))
+                with reading_since(caller.tenant, time.monotonic()):
+                    view = await task_view(info, await task_of_notice(notice))
                 if view is not None:
                     yield TaskEvent(event=TaskEventName(notice.event), task=view, at=notice.at)

@@ -44,6 +44,20 @@ POOL_IN_USE = Gauge(
     multiprocess_mode="livesum",
 )
 
+REPLICA_LAG = Gauge(
+    "agentlog_replica_lag_seconds",
+    "How far each read replica is behind the primary, as this process last measured it (AGENTLOG_READ_DATABASE_URLS).",
+    ["replica"], multiprocess_mode="max",
+)
+REPLICA_UP = Gauge(
+    "agentlog_replica_up", "1 while a read replica answers this process's probes, else 0.", ["replica"],
+    multiprocess_mode="max",
+)
+READS = Counter(
+    "agentlog_reads", "Reads answered with replicas configured, by the node that answered (primary, replica0, ...).",
+    ["node"],
+)
+
 
 _answered: dict[tuple[str, str], tuple[Any, Any]] = {}
 _pool_read_at = 0.0
@@ -75,6 +89,15 @@ def otlp_spans(taken: int, rejected: int) -> None:
     """For the OTLP receiver: the spans of one export request it recorded and those it rejected."""
     OTLP_SPANS.labels("taken").inc(taken)
     OTLP_SPANS.labels("rejected").inc(rejected)
+
+
+def replica_seen(name: str, up: bool, lag_s: float) -> None:
+    REPLICA_UP.labels(name).set(1 if up else 0)
+    REPLICA_LAG.labels(name).set(max(lag_s, 0) if lag_s != float("inf") else float("nan"))
+
+
+def answered_by(node: str) -> None:
+    READS.labels(node).inc()
 
 
 def verify_failed() -> None:

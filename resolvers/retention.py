@@ -21,7 +21,7 @@ from tortoise.transactions import in_transaction
 from models import AgentTask, IdempotencyKey, TenantPolicies, db
 from models.errors import NotFound, WorkRunning
 from permissions.principal import Principal
-from resolvers import settings
+from resolvers import replicas, settings
 from resolvers.erasure import ended_tree, forget_tree
 from resolvers.events import publish_task
 from resolvers.write_path import now
@@ -68,6 +68,8 @@ async def forget_expired(tenant: str, days: int, at: datetime) -> int:
         except (NotFound, WorkRunning):
             continue
         await publish_task("AgentWorkErased", task)
+        if (reads := replicas.routing()) is not None:
+            await reads.fence(tenant, answering=False)
         forgotten += 1
     return forgotten
 

@@ -140,6 +140,27 @@ class Settings(BaseSettings):
         "ends. `0` leaves Python's default",
         ge=0,
     )
+    read_database_urls: str | None = setting(
+        None,
+        "comma-separated `postgres://` URLs of streaming replicas of the database: queries and subscriptions read "
+        "from one that is caught up, writes go to the primary (`docs/scale.md`, \"Read replicas\")",
+        shown="none",
+    )
+    replica_max_lag_s: float = setting(
+        5, "seconds a replica may lag behind the primary and still answer a read that sent no consistency token",
+        gt=0,
+    )
+
+    @field_validator("read_database_urls")
+    @classmethod
+    def _replicas_of_postgres(cls, urls: str | None, info: Any) -> str | None:
+        if urls is None:
+            return None
+        if not all(url.strip().startswith(DATABASE_SCHEMES[1:]) for url in urls.split(",")):
+            raise ValueError("comma-separated PostgreSQL URLs (`postgres://user@host:port/db`)")
+        if not str(info.data.get("database_url") or "").startswith(DATABASE_SCHEMES[1:]):
+            raise ValueError("set only with a PostgreSQL AGENTLOG_DATABASE_URL, whose replicas they are")
+        return urls
 
     @field_validator("jwt_secret")
     @classmethod
@@ -364,3 +385,12 @@ def trusted_documents() -> str | None:
 
 def only_trusted_documents() -> bool:
     return current().only_trusted_documents
+
+
+def read_database_urls() -> list[str]:
+    urls = current().read_database_urls
+    return [url.strip() for url in urls.split(",") if url.strip()] if urls else []
+
+
+def replica_max_lag_s() -> float:
+    return current().replica_max_lag_s

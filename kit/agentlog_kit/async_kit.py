@@ -57,6 +57,16 @@ class AsyncKit:
                 await task.batches.close()
             await self.wire.close()
 
+    @property
+    def consistency(self) -> str | None:
+        """The token of this kit's latest answered write (with read replicas), sent along with each later call;
+        hand it to another reader as its `X-Agentlog-Consistency` header to read what this kit wrote."""
+        return self.wire.consistency
+
+    async def query(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A GraphQL query's `data`, read with this kit's token and as of its latest write."""
+        return await self.wire.query(document, variables)
+
     def current_task(self) -> AsyncTask | None:
         """The task of the innermost `task(...)` block or `traced` call running here."""
         task = CURRENT.get()

@@ -166,6 +166,15 @@ class Kit:
             self.thread.join()
             self.loop.close()
 
+    @property
+    def consistency(self) -> str | None:
+        """See `AsyncKit.consistency`."""
+        return self.kit.consistency
+
+    def query(self, document: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """See `AsyncKit.query`."""
+        return self._run(self.kit.query(document, variables))
+
     def current_task(self) -> Task | None:
         task = CURRENT.get()
         return task if task is not None and task.kit is self else None

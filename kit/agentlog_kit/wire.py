@@ -15,6 +15,7 @@ import httpx
 from agentlog_kit.errors import BadInput, Internal, Unauthenticated, Unavailable, from_graphql
 
 RETRIED_STATUS = {502, 503, 504}
+CONSISTENCY = "X-Agentlog-Consistency"
 CAMEL = re.compile(r"_([a-z])")
 
 
@@ -55,6 +56,7 @@ class Wire:
             timeout=timeout, transport=transport,
         )
         self.url = endpoint(url)
+        self.consistency: str | None = None
 
     async def mutate(self, mutation: str, input_type: str, input: dict[str, Any], select: str) -> Any:
         query = f"mutation($input: {input_type}!) {{ {mutation}(input: $input) {{ {select} }} }}"
@@ -73,15 +75,21 @@ class Wire:
             if resend:
                 await asyncio.sleep(self.retry.pause(resend - 1))
             try:
-                response = await self.http.post(self.url, content=content)
+                headers = {CONSISTENCY: self.consistency} if self.consistency else None
+                response = await self.http.post(self.url, content=content, headers=headers)
             except httpx.TransportError as exc:
                 last = exc
                 continue
             try:
-                return self.answer(response)
+                data = self.answer(response)
+                self.consistency = response.headers.get(CONSISTENCY) or self.consistency
+                return data
             except Unavailable as exc:
                 last = exc
         raise Unavailable(f"agentlog at {self.url} did not answer after {self.retry.attempts} attempts: {last}") from last
+
+    async def query(self, document: str, variables: dict[str, Any] | None) -> dict[str, Any]:
+        return await self.send({"query": document, "variables": variables or {}})
 
     def answer(self, response: httpx.Response) -> dict[str, Any]:
         status, request_id = response.status_code, response.headers.get("x-request-id")
