@@ -33,7 +33,7 @@ from graph.unavailable import Unavailable
 from graph.view import JSONErrorsView
 from models import db, fast_json
 from permissions.tokens import principal_from_header
-from resolvers import bus, metrics, otlp_ingest, retention, settings, signing
+from resolvers import bus, metrics, otlp_sweep, retention, settings, signing
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
@@ -107,7 +107,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
             log.info("checkpoints are signed by %s", signing.verifier_key())
             log.info("agentlog is keeping its record in the %s", describe_url(url))
             settle_heap()
-            async with bus.running(db.dialect()), otlp_ingest.sweeping(), retention.sweeping():
+            async with bus.running(db.dialect()), otlp_sweep.sweeping(), retention.sweeping():
                 yield
 
     routes = [

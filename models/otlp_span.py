@@ -1,4 +1,5 @@
 from tortoise import fields
+from tortoise.indexes import Index
 from tortoise.models import Model
 
 
@@ -6,7 +7,8 @@ class OtlpSpan(Model):
     """A span taken from an OTLP export, waiting with its body until it is placed.
 
     It is kept from its acknowledgement until its agent parent comes (or it has waited long enough), then it is
-    placed in the record and deleted; `otlp_placed` keeps its identity."""
+    placed in the record and deleted; `otlp_placed_span` keeps its identity. A span that comes is found among
+    them by its id, and the spans waiting for it by their parent's."""
 
     id = fields.BigIntField(primary_key=True)
     tenant = fields.CharField(max_length=200)
@@ -20,3 +22,4 @@ class OtlpSpan(Model):
     class Meta:
         table = "otlp_span"
         unique_together = (("tenant", "trace_id", "span_id"),)
+        indexes = (Index(fields=("tenant", "trace_id", "parent_span_id")),)

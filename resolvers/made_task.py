@@ -30,7 +30,7 @@ class MadeTask:
     outcome: str | None
     result: str | None
     started_at: datetime
-    ended_at: datetime
+    ended_at: datetime | None
     session: str | None
     parent_id: uuid.UUID | None
     root_id: uuid.UUID

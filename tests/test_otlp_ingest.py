@@ -8,8 +8,8 @@ from datetime import datetime, timedelta, timezone
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from models import AgentTask, OtlpPlaced, OtlpSpan, TraceEvent
-from resolvers.otlp_ingest import sweep
+from models import AgentTask, OtlpPlacedSpan, OtlpSpan, TraceEvent
+from resolvers.otlp_sweep import sweep
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span, tool
 from tests.shop import LINE_FIELDS, Shop
 
@@ -37,9 +37,9 @@ async def roots(shop: Shop, token: str | None = None) -> list[dict]:
 
 
 async def times_taken(tenant: str, span_id: str) -> int:
-    """How often the span is held: waiting in `otlp_span`, or placed in an `otlp_placed` row."""
-    placed = [entry[0] for row in await OtlpPlaced.filter(tenant=tenant) for entry in json.loads(row.spans)]
-    return await OtlpSpan.filter(tenant=tenant, span_id=span_id).count() + placed.count(span_id)
+    """How often the span is held: waiting in `otlp_span`, or placed in `otlp_placed_span`."""
+    placed = await OtlpPlacedSpan.filter(tenant=tenant, span_id=span_id).count()
+    return await OtlpSpan.filter(tenant=tenant, span_id=span_id).count() + placed
 
 
 def estimate(t: bytes):
@@ -113,7 +113,8 @@ async def test_children_sent_before_their_parent_wait_and_are_placed_under_it(cl
     assert (await shop.verify(task["id"]))["intact"] is True
 
 
-async def test_spans_whose_parent_never_comes_hang_under_a_stand_in_after_the_wait(client):
+async def test_spans_whose_parent_never_comes_hang_under_a_stand_in_after_the_wait(client, monkeypatch):
+    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
     shop = Shop(client)
     await shop.setup()
     t = new_trace_id()
@@ -130,7 +131,8 @@ async def test_spans_whose_parent_never_comes_hang_under_a_stand_in_after_the_wa
     assert (await shop.verify(task["id"]))["intact"] is True
 
 
-async def test_a_parent_that_comes_places_its_spans_and_leaves_the_others_waiting(client):
+async def test_a_parent_that_comes_places_its_spans_and_leaves_the_others_waiting(client, monkeypatch):
+    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
     shop = Shop(client)
     await shop.setup()
     t = new_trace_id()
@@ -256,7 +258,7 @@ async def test_without_a_kit_token_nothing_is_taken(client):
     assert (await post(shop, request, token=shop.noor)).status_code == 401
     assert (await post(shop, request, token="not-a-token")).status_code == 401
     assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
-    assert await OtlpPlaced.filter(tenant=shop.tenant).count() == 0
+    assert await OtlpPlacedSpan.filter(tenant=shop.tenant).count() == 0
 
 
 async def test_hostile_bodies_answer_400_or_413_and_write_nothing(client, monkeypatch):
@@ -283,7 +285,7 @@ async def test_hostile_bodies_answer_400_or_413_and_write_nothing(client, monkey
     assert [a.status_code for a in answers] == [400] * 6
     assert bomb.status_code == 413 and too_big.status_code == 413
     assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
-    assert await OtlpPlaced.filter(tenant=shop.tenant).count() == 0
+    assert await OtlpPlacedSpan.filter(tenant=shop.tenant).count() == 0
     assert await AgentTask.filter(tenant=shop.tenant).count() == 0
 
 
@@ -338,7 +340,7 @@ async def test_while_the_database_is_away_the_export_answers_503_so_the_exporter
     async def away(*args, **kwargs):
         raise ConnectionRefusedError("the database is away")
 
-    monkeypatch.setattr("resolvers.otlp_ingest._lock_trace", away)
+    monkeypatch.setattr("resolvers.otlp_store.lock_trace", away)
     response = await post(shop, export(agent(new_trace_id())))
 
     assert response.status_code == 503 and response.headers["retry-after"]
