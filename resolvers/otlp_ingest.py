@@ -248,16 +248,16 @@ class Placing:
         return self.bodies[parent]["fields"]["tool"] if parent in self.bodies else self.spans[parent].tool
 
     def store_tasks(self, db: Pipeline) -> None:
-        """Sends the tasks made, and the end of a stand-in made before."""
-        if self.new_tasks:
-            rows = [made_task.stored_row(task) for task in self.new_tasks]
-            db.send(insert_rows(self.conn, "agent_task", made_task.COLUMNS, rows))
+        """Sends the tasks made, and the end of the stand-in when this pass ends it."""
         if self.stand_in_ends:
             self.stand_in.status, self.stand_in.ended_at = "DONE", self.now
             if not self.stand_in_made:
                 db.send(self.conn.execute_query(placeholders(self.conn, ENDS),
                                                 ["DONE", self.now, str(self.stand_in.id)]))
             self.ended.append(self.stand_in)
+        if self.new_tasks:
+            rows = [made_task.stored_row(task) for task in self.new_tasks]
+            db.send(insert_rows(self.conn, "agent_task", made_task.COLUMNS, rows))
 
     async def existing(self, task_ids: set[uuid.UUID]) -> None:
         if not task_ids:

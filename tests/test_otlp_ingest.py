@@ -9,6 +9,7 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from models import AgentTask, OtlpPlacedSpan, OtlpSpan, TraceEvent
+from resolvers.otlp_ingest import take_export
 from resolvers.otlp_sweep import sweep
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span, tool
 from tests.shop import LINE_FIELDS, Shop
@@ -426,3 +427,35 @@ async def test_a_span_whose_parent_work_was_forgotten_hangs_under_a_stand_in(cli
     [stand_in] = await roots(shop)
     assert (stand_in["agent"], stand_in["modelCalls"]) == ("unknown", 1)
     assert (await shop.verify(stand_in["id"]))["intact"] is True
+
+
+async def test_a_stand_in_runs_while_its_trace_has_spans_waiting_and_its_ended_line_is_last(client, monkeypatch):
+    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
+    shop = Shop(client)
+    await shop.setup()
+    t, lost = new_trace_id(), new_span_id()
+    helper = agent(t, "Stockist")
+    start = datetime.now(timezone.utc)
+
+    await take_export(shop.tenant, export(chat(t, lost, "First")), start)
+    await take_export(shop.tenant, export(chat(t, helper.span_id, "Second")), start + timedelta(seconds=30))
+    await sweep(start + timedelta(seconds=61))
+    [stand_in] = await roots(shop)
+    assert (stand_in["agent"], stand_in["status"]) == ("unknown", "RUNNING")
+    assert [line["kind"] for line in stand_in["record"]] == ["STARTED", "MODEL_CALL"]
+
+    await take_export(shop.tenant, export(tool(t, lost, "Afterwards")), start + timedelta(seconds=62))
+    await take_export(shop.tenant, export(helper), start + timedelta(seconds=63))
+    await sweep(start + timedelta(seconds=95))
+    stand_in = next(task for task in await roots(shop) if task["agent"] == "unknown")
+    assert stand_in["status"] == "RUNNING" and len(stand_in["record"]) == 2
+    await sweep(start + timedelta(seconds=125))
+
+    by_agent = {task["agent"]: task for task in await roots(shop)}
+    stand_in = by_agent["unknown"]
+    assert (stand_in["status"], stand_in["modelCalls"], stand_in["toolCalls"]) == ("DONE", 1, 1)
+    assert [line["kind"] for line in stand_in["record"]] == [
+        "STARTED", "MODEL_CALL", "TOOL_CALL", "TOOL_RESULT", "ENDED"]
+    assert by_agent["Stockist"]["modelCalls"] == 1
+    assert (await shop.verify(stand_in["id"]))["intact"] is True
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
