@@ -29,17 +29,16 @@ from resolvers.made_task import MadeTask
 from resolvers.otlp_kept import KEPT
 from resolvers.otlp_mapping import AGENT, LLM, OTHER, TOOL, Mapped, drafts_of, map_request
 from resolvers.otlp_place import (
-    ROOT, STAND_IN, STAND_IN_SPAN, KnownSpan, Spans, Target, UnderSpan, UnderStandIn, UnderTask, depth, targets,
+    ROOT, STAND_IN, STAND_IN_SPAN, KnownSpan, Spans, Target, UnderStandIn, UnderTask, depth, targets,
     tool_span_above, unknown_above,
 )
 from resolvers.pipeline import Pipeline
 from resolvers.withheld import withheld_reason
-from resolvers.write_path import LINE_COLUMNS, Step, insert_rows, lock_tree, new_step, seal_steps, settle_head
+from resolvers.write_path import Step, append_many, insert_rows, lock_tree, new_step
 
 log = logging.getLogger("agentlog.otlp")
 
 STAND_IN_AGENT = "unknown"
-SEAL_CHUNK = 250
 BREATHE_EVERY = 8
 Task = AgentTask | MadeTask
 RANKS = {"STARTED": 0, "MODEL_CALL": 1, "TOOL_CALL": 1, "TOOL_RESULT": 2, "ENDED": 3}
@@ -296,11 +295,9 @@ class Placing:
         reason = self.withheld(fields["agent"])
         status = "RUNNING" if end is None else "FAILED" if failed else "DONE"
         task_id = task_id or uuid.uuid4()
-        if parent is None:
-            parent_id, root_id, depth_, sequence, path = None, task_id, 0, 1, str(task_id)
-        else:
-            sequence = self.children[parent.id] = self.children.get(parent.id, 0) + 1
-            parent_id, root_id, depth_, path = parent.id, parent.root_id, parent.depth + 1, f"{parent.path}/{task_id}"
+        place = made_task.position(task_id, parent, self.children.get(parent.id, 0) if parent else 0)
+        if parent is not None:
+            self.children[parent.id] = place.sequence
         result = fields.get("result")
         task = MadeTask(
             id=task_id, tenant=self.tenant, agent=fields["agent"], skill=fields["skill"],
@@ -308,7 +305,8 @@ class Placing:
             requester_id=fields.get("requester"), actor_id=actor, status=status,
             outcome=message if failed else None, result=None if reason or result is None else compact_json(result),
             started_at=start, ended_at=end, session=fields.get("session") or (parent.session if parent else None),
-            parent_id=parent_id, root_id=root_id, depth=depth_, sequence=sequence, path=path, withheld=reason,
+            parent_id=place.parent_id, root_id=place.root_id, depth=place.depth, sequence=place.sequence,
+            path=place.path, withheld=reason,
         )
         if parent is None:
             self.roots[task.id] = task
@@ -333,15 +331,14 @@ class Placing:
         at = max([self.now] + [p.at for p in self.planned if p.task.root_id == stand_in.root_id])
         self.line(stand_in, "ENDED", at, sentences.ended("DONE"), None, NO_FIGURES)
 
-    async def seal(self, db: Pipeline) -> list[tuple[Task, int, str, int]]:
-        """Sends the meter rows, then seals each tree's lines in order, a chunk at a time, sending each chunk as
-        it is sealed so the database stores one while the next is hashed. Returns each tree's new length and head,
-        and the lines added."""
+    async def seal(self, db: Pipeline) -> None:
+        """Sends the meter rows, then appends each tree's lines in order, through the pipeline."""
         self.planned.sort(key=PlannedLine.sort_key)
         if self.stand_in_ends:
             self.end_stand_in()
         turns = await self._last_turns(db)
-        calls, by_root = [], {}
+        calls: list[tuple] = []
+        by_root: dict[uuid.UUID, list[Step]] = {}
         ids = {task.id: str(task.id) for task in self.tasks.values()}
         for n, planned in enumerate(self.planned, 1):
             if n % (BREATHE_EVERY * 8) == 0:
@@ -364,20 +361,8 @@ class Placing:
             by_root.setdefault(task.root_id, []).append(step)
         if calls:
             db.send(insert_rows(self.conn, "llm_call", lines.CALL_COLUMNS, calls))
-        return [await self._seal_tree(db, root_id, steps) for root_id, steps in by_root.items()]
-
-    async def _seal_tree(self, db: Pipeline, root_id: uuid.UUID, steps: list[Step]) -> tuple[Task, int, str, int]:
-        root = self.roots[root_id]
-        length, head = root.chain_length, root.chain_head
-        rows: list[tuple] = []
-        for at in range(0, len(steps), BREATHE_EVERY):
-            more, length, head = seal_steps(self.tenant, str(root_id), steps[at:at + BREATHE_EVERY], length, head)
-            rows += more
-            if len(rows) >= SEAL_CHUNK or at + BREATHE_EVERY >= len(steps):
-                db.send(insert_rows(self.conn, "trace_event", LINE_COLUMNS, rows))
-                rows = []
-            await db.breathe()
-        return root, length, head, len(steps)
+        for root_id, steps in by_root.items():
+            await append_many(self.roots[root_id], steps, self.conn, db)
 
     async def _record_placed(self) -> None:
         """The pass's spans placed: those placed now and the export's folded spans; the spans that waited for
@@ -406,9 +391,10 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
                       every_waiting: bool = False) -> int:
     """Stores the spans of the export being taken (`fresh`) and places every span of the trace that can be placed
     now, in one transaction; without `fresh`, tries the spans that have waited `wait_s` (or, with
-    `every_waiting`, every span waiting). Returns how many were placed. A fresh span placed at once is never written to wait; one that must wait is stored with its body.
-    Fresh spans, and waiting spans this process keeps (`otlp_kept`), are used as mapped; the others as stored.
-    Its task events are told once it has committed, or, given `told`, added to it for the caller to tell."""
+    `every_waiting`, every span waiting). Returns how many were placed. A fresh span placed at once is never
+    written to wait; one that must wait is stored with its body. Fresh spans, and waiting spans this process
+    keeps (`otlp_kept`), are used as mapped; the others as stored. Its task events are told once it has
+    committed, or, given `told`, added to it for the caller to tell."""
     fresh = fresh or {}
     received = micros(now)
     due_us = received - int(wait_s * 1_000_000)
@@ -474,9 +460,7 @@ async def _place(conn: Any, placing: Placing, waiting: list[tuple], known: dict[
         for draft, at, task in priced:
             placing.line(task, draft.kind, at, draft.summary, draft.payload, draft.figures, draft.by_tool,
                          draft.call)
-        heads = await placing.seal(db)
-    for root, length, head, added in heads:
-        await settle_head(root, length, head, added, conn)
+        await placing.seal(db)
 
 
 async def store(tenant: str, trace_id: str, spans: dict[str, Mapped], now: datetime) -> None:
