@@ -16,7 +16,7 @@ import time
 from datetime import datetime, timezone
 
 
-from bench import export, ingest, ingest_baseline, ingest_kit, otlp, paging, verify, verify_under_load
+from bench import big, export, ingest, ingest_baseline, ingest_kit, otlp, paging, verify, verify_under_load
 from bench.common import (
     SERVER,
     Figure,
@@ -30,7 +30,7 @@ from bench.common import (
 from models import AgentTask
 from resolvers.verify import verify_tree
 
-WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export", "paging")
+WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export", "paging", "big")
 REPEATS = 5
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -166,6 +166,8 @@ async def run(server: str, workloads: tuple[str, ...], paging_tasks: int = 100_0
             figures += await otlp_figures(url)
         if "export" in workloads:
             figures += await export_figures(url)
+        if "big" in workloads:
+            figures += await big.figures(url)
     if "tree_read" in workloads and (figure := tree_read_figure(server)) is not None:
         figures.append(figure)
     if "paging" in workloads:
