@@ -7,7 +7,7 @@ class OtlpPlacedSpan(Model):
     once, a child that comes later finds its parent, and a model call made inside a tool span finds its tool.
 
     `task_id` is the task an agent span became (for the trace's stand-in, the one still running, if any);
-    `tool` is a tool span's tool."""
+    `tool` is a tool span's tool. Its one index leads with the span id (see `OtlpSpan`)."""
 
     id = fields.BigIntField(primary_key=True)
     tenant = fields.CharField(max_length=200)
@@ -20,4 +20,4 @@ class OtlpPlacedSpan(Model):
 
     class Meta:
         table = "otlp_placed_span"
-        unique_together = (("tenant", "trace_id", "span_id"),)
+        unique_together = (("span_id", "tenant", "trace_id"),)

@@ -16,25 +16,55 @@ from resolvers.write_path import insert_rows
 
 WAITING_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us")
 PLACED_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "task_id", "tool")
-IDS = {"postgres": "=ANY({})", "sqlite": 'IN (SELECT "value" FROM json_each({}))'}
-KNOWN = (
-    'SELECT "span_id","parent_span_id","kind","received_us",NULL AS "task_id",NULL AS "tool",0 AS "placed" '
-    'FROM "otlp_span" WHERE "tenant"=$1 AND "trace_id"=$2 AND "span_id" {ids3} '
-    'UNION ALL SELECT "span_id","parent_span_id","kind",NULL,"task_id","tool",1 '
-    'FROM "otlp_placed_span" WHERE "tenant"=$4 AND "trace_id"=$5 AND "span_id" {ids6}'
-)
-BELOW = (
-    'WITH RECURSIVE "below"("span_id","parent_span_id","kind","received_us") AS ('
-    'SELECT "span_id","parent_span_id","kind","received_us" FROM "otlp_span" '
-    'WHERE "tenant"=$1 AND "trace_id"=$2 AND "parent_span_id" {ids3} '
-    'UNION SELECT s."span_id",s."parent_span_id",s."kind",s."received_us" FROM "otlp_span" s '
-    'JOIN "below" b ON s."parent_span_id"=b."span_id" WHERE s."tenant"=$4 AND s."trace_id"=$5'
-    ') SELECT "span_id","parent_span_id","kind","received_us" FROM "below"'
-)
+SPAN = '"span_id","parent_span_id","kind"'
+KNOWN = {
+    "postgres": (
+        f'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT {SPAN},"received_us",'
+        'NULL::uuid AS "task_id",NULL::text AS "tool",0 AS "placed" FROM "otlp_span" '
+        'WHERE "span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 LIMIT 1) s '
+        f'UNION ALL SELECT p.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT {SPAN},NULL::bigint,'
+        '"task_id","tool",1 FROM "otlp_placed_span" WHERE "span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 LIMIT 1) p'
+    ),
+    "sqlite": (
+        f'SELECT {SPAN},"received_us",NULL AS "task_id",NULL AS "tool",0 AS "placed" FROM "otlp_span" '
+        'WHERE "tenant"=? AND "trace_id"=? AND "span_id" IN (SELECT "value" FROM json_each(?)) '
+        f'UNION ALL SELECT {SPAN},NULL,"task_id","tool",1 FROM "otlp_placed_span" '
+        'WHERE "tenant"=? AND "trace_id"=? AND "span_id" IN (SELECT "value" FROM json_each(?))'
+    ),
+}
+BELOW = {
+    "postgres": (
+        f'WITH RECURSIVE "below" AS (SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT {SPAN},'
+        '"received_us" FROM "otlp_span" WHERE "parent_span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 OFFSET 0) s '
+        f'UNION SELECT s.* FROM "below" b CROSS JOIN LATERAL (SELECT {SPAN},"received_us" FROM "otlp_span" '
+        'WHERE "parent_span_id"=b."span_id" AND "tenant"=$1 AND "trace_id"=$2 OFFSET 0) s) SELECT * FROM "below"'
+    ),
+    "sqlite": (
+        f'WITH RECURSIVE "below" AS (SELECT {SPAN},"received_us" FROM "otlp_span" '
+        'WHERE "tenant"=? AND "trace_id"=? AND "parent_span_id" IN (SELECT "value" FROM json_each(?)) '
+        'UNION SELECT s."span_id",s."parent_span_id",s."kind",s."received_us" FROM "otlp_span" s '
+        'JOIN "below" b ON s."parent_span_id"=b."span_id" WHERE s."tenant"=? AND s."trace_id"=?) SELECT * FROM "below"'
+    ),
+}
+BODIES = {
+    "postgres": (
+        'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT "span_id","body" FROM "otlp_span" '
+        'WHERE "span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 LIMIT 1) s'
+    ),
+    "sqlite": 'SELECT "span_id","body" FROM "otlp_span" WHERE "tenant"=? AND "trace_id"=? '
+              'AND "span_id" IN (SELECT "value" FROM json_each(?))',
+}
+NO_LONGER_WAITING = {
+    "postgres": (
+        'DELETE FROM "otlp_span" WHERE "ctid"=ANY(ARRAY(SELECT s.ctid FROM unnest($3::varchar[]) AS w(id) '
+        'CROSS JOIN LATERAL (SELECT "ctid" FROM "otlp_span" WHERE "span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 '
+        'LIMIT 1) s)) AND "tenant"=$1 AND "trace_id"=$2'
+    ),
+    "sqlite": 'DELETE FROM "otlp_span" WHERE "tenant"=? AND "trace_id"=? '
+              'AND "span_id" IN (SELECT "value" FROM json_each(?))',
+}
 DUE = ('SELECT "span_id","parent_span_id","kind","received_us" FROM "otlp_span" '
        'WHERE "tenant"=$1 AND "trace_id"=$2 AND "received_us"<=$3')
-BODIES = 'SELECT "span_id","body" FROM "otlp_span" WHERE "tenant"=$1 AND "trace_id"=$2 AND "span_id" {ids3}'
-NO_LONGER_WAITING = 'DELETE FROM "otlp_span" WHERE "tenant"=$1 AND "trace_id"=$2 AND "span_id" {ids3}'
 WAITING_COUNT = 'SELECT COUNT(*) AS "n" FROM "otlp_span" WHERE "tenant"=$1 AND "trace_id"=$2'
 WAITING_TRACES = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_span" WHERE "received_us"<=$1'
 STAND_IN = (
@@ -44,14 +74,14 @@ STAND_IN = (
 )
 
 
-def _sql(conn: Any, template: str) -> str:
-    ids = IDS[conn.capabilities.dialect]
-    return placeholders(conn, template.format(ids3=ids.format("$3"), ids6=ids.format("$6")))
-
-
-def _span_ids(conn: Any, span_ids: list[str]) -> Any:
-    """Span ids as one parameter: an array on PostgreSQL, JSON text for `json_each` on SQLite."""
-    return span_ids if conn.capabilities.dialect == "postgres" else compact_json(span_ids)
+async def _keyed(conn: Any, statements: dict[str, str], tenant: str, trace_id: str, span_ids: list[str],
+                 times: int = 1) -> list[dict[str, Any]]:
+    """A statement keyed by span ids, for one trace. On PostgreSQL each id is looked up by itself (a lateral
+    lookup per id): a young table has no statistics, and the planner, taking the trace for one row, would
+    otherwise scan the whole trace. SQLite's planner looks the ids up through the index as they are."""
+    if conn.capabilities.dialect == "postgres":
+        return await conn.execute_query_dict(statements["postgres"], [tenant, trace_id, span_ids])
+    return await conn.execute_query_dict(statements["sqlite"], [tenant, trace_id, compact_json(span_ids)] * times)
 
 
 def _known(row: dict[str, Any], placed: bool) -> KnownSpan:
@@ -70,8 +100,7 @@ async def known(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> l
     """The spans of `span_ids` taken so far, waiting or placed."""
     if not span_ids:
         return []
-    ids = _span_ids(conn, span_ids)
-    rows = await conn.execute_query_dict(_sql(conn, KNOWN), [tenant, trace_id, ids, tenant, trace_id, ids])
+    rows = await _keyed(conn, KNOWN, tenant, trace_id, span_ids, times=2)
     return [_known(row, bool(row["placed"])) for row in rows]
 
 
@@ -79,8 +108,11 @@ async def waiting_below(conn: Any, tenant: str, trace_id: str, span_ids: list[st
     """Every waiting span below the spans of `span_ids`, through waiting spans."""
     if not span_ids:
         return []
-    rows = await conn.execute_query_dict(_sql(conn, BELOW), [tenant, trace_id, _span_ids(conn, span_ids), tenant,
-                                                             trace_id])
+    if conn.capabilities.dialect == "postgres":
+        rows = await conn.execute_query_dict(BELOW["postgres"], [tenant, trace_id, span_ids])
+    else:
+        rows = await conn.execute_query_dict(BELOW["sqlite"], [tenant, trace_id, compact_json(span_ids), tenant,
+                                                               trace_id])
     return [_known(row, False) for row in rows]
 
 
@@ -104,7 +136,7 @@ async def bodies(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> 
     """The stored bodies of waiting spans."""
     if not span_ids:
         return []
-    return await conn.execute_query_dict(_sql(conn, BODIES), [tenant, trace_id, _span_ids(conn, span_ids)])
+    return await _keyed(conn, BODIES, tenant, trace_id, span_ids)
 
 
 async def wait(conn: Any, rows: list[tuple]) -> None:
@@ -121,8 +153,9 @@ async def placed(conn: Any, tenant: str, trace_id: str, spans: list[KnownSpan]) 
 
 
 async def no_longer_waiting(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> None:
+    """The spans placed, deleted by the rows their keyed lookup finds (on PostgreSQL, by row address)."""
     if span_ids:
-        await conn.execute_query(_sql(conn, NO_LONGER_WAITING), [tenant, trace_id, _span_ids(conn, span_ids)])
+        await _keyed(conn, NO_LONGER_WAITING, tenant, trace_id, span_ids)
 
 
 async def stand_in(conn: Any, tenant: str, trace_id: str, task_id: str | None) -> None:

@@ -1,6 +1,8 @@
 """An export costs what it carries: every span placed keeps a row of its own in `otlp_placed_span`, found by its
 id, where a pass kept one row for all its spans and each export read every row of its trace. Waiting spans are
-found by their parent's id too.
+found by their id and by their parent's. Every index of the two tables leads with the id looked up: an index
+leading with (tenant, trace_id) is what PostgreSQL picks for every lookup while a young table has no
+statistics yet (it takes the trace for one row), and then each export scans its whole trace.
 
 Rows of `otlp_placed` become one row per span, the later pass winning as it did when read; the way back makes
 one `otlp_placed` row per trace.
@@ -38,6 +40,26 @@ BACKWARD = {
 }
 
 
+BY_ID = {
+    "postgres": [
+        'ALTER TABLE "otlp_span" DROP CONSTRAINT IF EXISTS "uid_otlp_span_tenant_64a349"',
+        'DROP INDEX IF EXISTS "uid_otlp_span_tenant_64a349"',
+        'CREATE UNIQUE INDEX "otlp_span_by_id" ON "otlp_span" ("span_id", "tenant", "trace_id")',
+    ],
+    "sqlite": [
+        'DROP INDEX IF EXISTS "uid_otlp_span_tenant_64a349"',
+        'CREATE UNIQUE INDEX "otlp_span_by_id" ON "otlp_span" ("span_id", "tenant", "trace_id")',
+    ],
+}
+BY_TRACE = {
+    dialect: [
+        'DROP INDEX IF EXISTS "otlp_span_by_id"',
+        'CREATE UNIQUE INDEX "uid_otlp_span_tenant_64a349" ON "otlp_span" ("tenant", "trace_id", "span_id")',
+    ]
+    for dialect in ("postgres", "sqlite")
+}
+
+
 async def _run(schema_editor, statements: dict[str, list[str]]) -> None:
     client = schema_editor.client
     for statement in statements[client.capabilities.dialect]:
@@ -50,6 +72,14 @@ async def one_row_each(apps, schema_editor) -> None:
 
 async def one_row_per_trace(apps, schema_editor) -> None:
     await _run(schema_editor, BACKWARD)
+
+
+async def by_id(apps, schema_editor) -> None:
+    await _run(schema_editor, BY_ID)
+
+
+async def by_trace(apps, schema_editor) -> None:
+    await _run(schema_editor, BY_TRACE)
 
 
 class Migration(migrations.Migration):
@@ -71,11 +101,13 @@ class Migration(migrations.Migration):
                 ('tool', fields.TextField(null=True, unique=False)),
             ],
             options={'table': 'otlp_placed_span', 'app': 'agentlog',
-                     'unique_together': [('tenant', 'trace_id', 'span_id')], 'pk_attr': 'id',
+                     'unique_together': [('span_id', 'tenant', 'trace_id')], 'pk_attr': 'id',
                      'table_description': 'A span placed in the record, one row each, found by its id.'},
             bases=['Model'],
         ),
         ops.RunPython(one_row_each, one_row_per_trace),
         ops.DeleteModel(name='OtlpPlaced'),
-        ops.AddIndex(model_name='OtlpSpan', index=Index(fields=['tenant', 'trace_id', 'parent_span_id'])),
+        ops.RunPython(by_id, by_trace),
+        ops.AlterModelOptions(name='OtlpSpan', options={'unique_together': [('span_id', 'tenant', 'trace_id')]}),
+        ops.AddIndex(model_name='OtlpSpan', index=Index(fields=['parent_span_id'])),
     ]
