@@ -404,7 +404,7 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
         since_us = received if every_waiting else due_us
         spans, new = await what_is_known(conn, tenant, trace_id, fresh, received, since_us)
         found = targets(spans, due_us)
-        if found:
+        if found or any(span.kind == OTHER for span in new.values()):
             found = await with_waiting_below(conn, tenant, trace_id, spans, found, new, due_us)
         waiting = {sid: waiting_row(tenant, span, received) for sid, span in new.items()
                    if sid not in found and span.kind != OTHER}

@@ -459,3 +459,21 @@ async def test_a_stand_in_runs_while_its_trace_has_spans_waiting_and_its_ended_l
     assert by_agent["Stockist"]["modelCalls"] == 1
     assert (await shop.verify(stand_in["id"]))["intact"] is True
     assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
+
+
+async def test_a_span_waiting_for_a_span_that_is_folded_away_is_placed_when_that_span_comes(client):
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root = agent(t, "Estimator")
+    wrapper = span(t, "http lookup", {}, parent=root.span_id)
+    inside = chat(t, wrapper.span_id, **{"agentlog.cost_micros": 30})
+
+    await post(shop, export(root))
+    await post(shop, export(inside))
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() == 1
+    await post(shop, export(wrapper))
+
+    [task] = await roots(shop)
+    assert task["modelCalls"] == 1 and await OtlpSpan.filter(tenant=shop.tenant).count() == 0
+    assert (await shop.verify(task["id"]))["intact"] is True
