@@ -34,17 +34,12 @@ KNOWN = {
 }
 BELOW = {
     "postgres": (
-        f'WITH RECURSIVE "below" AS (SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT {SPAN},'
-        '"received_us" FROM "otlp_span" WHERE "parent_span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 OFFSET 0) s '
-        f'UNION SELECT s.* FROM "below" b CROSS JOIN LATERAL (SELECT {SPAN},"received_us" FROM "otlp_span" '
-        'WHERE "parent_span_id"=b."span_id" AND "tenant"=$1 AND "trace_id"=$2 OFFSET 0) s) SELECT * FROM "below"'
+        'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT "tenant","trace_id",'
+        f'{SPAN},"received_us" FROM "otlp_span" WHERE "parent_span_id"=w.id OFFSET 0) s '
+        'WHERE s."tenant"=$1 AND s."trace_id"=$2'
     ),
-    "sqlite": (
-        f'WITH RECURSIVE "below" AS (SELECT {SPAN},"received_us" FROM "otlp_span" '
-        'WHERE "tenant"=? AND "trace_id"=? AND "parent_span_id" IN (SELECT "value" FROM json_each(?)) '
-        'UNION SELECT s."span_id",s."parent_span_id",s."kind",s."received_us" FROM "otlp_span" s '
-        'JOIN "below" b ON s."parent_span_id"=b."span_id" WHERE s."tenant"=? AND s."trace_id"=?) SELECT * FROM "below"'
-    ),
+    "sqlite": f'SELECT {SPAN},"received_us" FROM "otlp_span" WHERE "tenant"=? AND "trace_id"=? '
+              'AND "parent_span_id" IN (SELECT "value" FROM json_each(?))',
 }
 BODIES = {
     "postgres": (
@@ -90,10 +85,15 @@ def _known(row: dict[str, Any], placed: bool) -> KnownSpan:
                      None if task_id is None else str(task_id), row.get("tool"))
 
 
+LOCK = "SELECT set_config('jit', 'off', true), pg_advisory_xact_lock(hashtext($1))"
+
+
 async def lock_trace(conn: Any, tenant: str, trace_id: str) -> None:
-    """Placers of one trace take turns (on SQLite the single writer already serialises them)."""
+    """Placers of one trace take turns (on SQLite the single writer already serialises them). The keyed
+    lookups are many small index probes whose summed estimate would have PostgreSQL compile them (half a
+    second): not within this transaction."""
     if conn.capabilities.dialect == "postgres":
-        await conn.execute_query("SELECT pg_advisory_xact_lock(hashtext($1))", [f"{tenant}/{trace_id}"])
+        await conn.execute_query(LOCK, [f"{tenant}/{trace_id}"])
 
 
 async def known(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> list[KnownSpan]:
@@ -105,15 +105,20 @@ async def known(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> l
 
 
 async def waiting_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> list[KnownSpan]:
-    """Every waiting span below the spans of `span_ids`, through waiting spans."""
-    if not span_ids:
-        return []
-    if conn.capabilities.dialect == "postgres":
-        rows = await conn.execute_query_dict(BELOW["postgres"], [tenant, trace_id, span_ids])
-    else:
-        rows = await conn.execute_query_dict(BELOW["sqlite"], [tenant, trace_id, compact_json(span_ids), tenant,
-                                                               trace_id])
-    return [_known(row, False) for row in rows]
+    """Every waiting span below the spans of `span_ids`, through waiting spans: one statement a level. On
+    PostgreSQL each parent is looked up by itself, by its id alone (its tenant and trace are checked on the rows
+    found), so that the planner has one index to use: given the tenant and trace too, it scans a whole index
+    for them while the table has no statistics. (A recursive statement, level joined to level, ran as a scan
+    of the table per span.)"""
+    found: list[KnownSpan] = []
+    seen = set(span_ids)
+    while span_ids:
+        rows = await _keyed(conn, BELOW, tenant, trace_id, span_ids)
+        level = [_known(row, False) for row in rows if row["span_id"] not in seen]
+        seen.update(span.span_id for span in level)
+        found += level
+        span_ids = [span.span_id for span in level]
+    return found
 
 
 async def due(conn: Any, tenant: str, trace_id: str, due_us: int) -> list[KnownSpan]:
