@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import (
-    export, ingest, ingest_baseline, ingest_kit, otlp, paging, replicas, standalone, verify, verify_under_load,
+    big, export, ingest, ingest_baseline, ingest_kit, otlp, paging, replicas, standalone, verify, verify_under_load,
 )
 from bench.common import (
     SERVER,
@@ -34,7 +34,7 @@ from graph.app import settle_heap
 from models import AgentTask
 from resolvers.verify import verify_tree
 
-WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export", "paging", "replicas")
+WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export", "paging", "replicas", "big")
 REPEATS = 5
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -176,6 +176,8 @@ async def run(server: str, workloads: tuple[str, ...], paging_tasks: int = 100_0
             figures += await otlp_figures(url)
         if "export" in workloads:
             figures += await export_figures(url)
+        if "big" in workloads:
+            figures += await big.figures(url)
     if "tree_read" in workloads and (figure := tree_read_figure(server)) is not None:
         figures.append(figure)
     if "paging" in workloads:

@@ -37,7 +37,7 @@ from graph.view import AdmittedRequests, JSONErrorsView
 from graph.websocket import TextFrames
 from models import db, fast_json
 from permissions.tokens import keys_ready, principal_from_header
-from resolvers import bus, metrics, otlp_ingest, replicas, retention, settings, signing
+from resolvers import bus, metrics, otlp_sweep, replicas, retention, settings, signing
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
@@ -120,7 +120,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
             log.info("checkpoints are signed by %s", signing.verifier_key())
             log.info("agentlog is keeping its record in the %s", describe_url(url))
             settle_heap()
-            async with replicas.serving(), bus.running(db.dialect()), otlp_ingest.sweeping(), retention.sweeping():
+            async with replicas.serving(), bus.running(db.dialect()), otlp_sweep.sweeping(), retention.sweeping():
                 yield
 
     routes = [

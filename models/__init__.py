@@ -5,7 +5,7 @@ from models.help import AgentHelp
 from models.idempotency import IdempotencyKey
 from models.llm_call import LlmCall
 from models.model_price import ModelPrice
-from models.otlp_placed import OtlpPlaced
+from models.otlp_placed_span import OtlpPlacedSpan
 from models.otlp_span import OtlpSpan
 from models.policies import TenantPolicies
 from models.task import AgentTask
@@ -18,7 +18,7 @@ __all__ = [
     "IdempotencyKey",
     "LlmCall",
     "ModelPrice",
-    "OtlpPlaced",
+    "OtlpPlacedSpan",
     "OtlpSpan",
     "RegisteredAgent",
     "SignedCheckpoint",

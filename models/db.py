@@ -25,7 +25,7 @@ MODEL_MODULES = [
     "models.idempotency",
     "models.llm_call",
     "models.model_price",
-    "models.otlp_placed",
+    "models.otlp_placed_span",
     "models.otlp_span",
     "models.policies",
     "models.task",

@@ -1,4 +1,5 @@
 from tortoise import fields
+from tortoise.indexes import Index
 from tortoise.models import Model
 
 
@@ -6,7 +7,10 @@ class OtlpSpan(Model):
     """A span taken from an OTLP export, waiting with its body until it is placed.
 
     It is kept from its acknowledgement until its agent parent comes (or it has waited long enough), then it is
-    placed in the record and deleted; `otlp_placed` keeps its identity."""
+    placed in the record and deleted; `otlp_placed_span` keeps its identity. A span that comes is found among
+    them by its id, and the spans waiting for it by their parent's: both indexes lead with the id looked up, and
+    none with the trace, which a planner without statistics on a young table takes for one row and scans
+    whole."""
 
     id = fields.BigIntField(primary_key=True)
     tenant = fields.CharField(max_length=200)
@@ -19,4 +23,5 @@ class OtlpSpan(Model):
 
     class Meta:
         table = "otlp_span"
-        unique_together = (("tenant", "trace_id", "span_id"),)
+        unique_together = (("span_id", "tenant", "trace_id"),)
+        indexes = (Index(fields=("parent_span_id",)),)

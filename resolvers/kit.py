@@ -14,6 +14,7 @@ from permissions.principal import Principal
 from resolvers import checks, lines, sentences
 from models.errors import BadInput, Conflict, NotFound
 from resolvers.events import publish_task
+from resolvers.made_task import position
 from resolvers.withheld import agent_logging, withheld_reason
 from resolvers.write_path import append, kit_write, lock_tree, now, running_task, task_of
 
@@ -123,13 +124,12 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
                 raise BadInput(f"parent: task {parent.id} is {parent.depth} levels below its root; sub-tasks nest at "
                                f"most {MAX_DEPTH} levels deep.")
             siblings = await AgentTask.filter(parent_id=parent.id).using_db(conn).count()
-            task.parent_id, task.root_id = parent.id, root.id
-            task.depth, task.sequence = parent.depth + 1, siblings + 1
-            task.path = f"{parent.path}/{task.id}"
+            place = position(task.id, parent, siblings)
             task.session = task.session or parent.session
         else:
-            root = task
-            task.root_id, task.depth, task.sequence, task.path = task.id, 0, 1, str(task.id)
+            root, place = task, position(task.id, None)
+        task.parent_id, task.root_id, task.depth = place.parent_id, place.root_id, place.depth
+        task.sequence, task.path = place.sequence, place.path
         await task.save(using_db=conn, force_create=True)
         line = TraceEvent(
             kind="STARTED",

@@ -1,7 +1,8 @@
-"""A task that placing OTLP spans makes, before it is stored: the columns it is stored with, and nothing else.
+"""Where a new task sits in its tree, by one rule for `startTask` and for OTLP placing; and a task that placing
+OTLP spans makes, before it is stored: the columns it is stored with, and nothing else.
 
-The code that files its lines, moves its tree's head and tells its events reads it as it reads an `AgentTask`;
-making one costs a fraction of a model instance, which counts when a trace makes hundreds.
+The code that files its lines, moves its tree's head and tells its events reads a made task as it reads an
+`AgentTask`; making one costs a fraction of a model instance, which counts when a trace makes hundreds.
 """
 
 from __future__ import annotations
@@ -10,8 +11,27 @@ import uuid
 from dataclasses import dataclass, fields
 from datetime import datetime
 from operator import attrgetter
+from typing import Any
 
 from models.chain import GENESIS
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A task's place in its tree."""
+
+    parent_id: uuid.UUID | None
+    root_id: uuid.UUID
+    depth: int
+    sequence: int
+    path: str
+
+
+def position(task_id: uuid.UUID, parent: Any | None, siblings: int = 0) -> Position:
+    """Where a new task sits: a root of its own, or the next of `parent`'s children after its `siblings`."""
+    if parent is None:
+        return Position(None, task_id, 0, 1, str(task_id))
+    return Position(parent.id, parent.root_id, parent.depth + 1, siblings + 1, f"{parent.path}/{task_id}")
 
 
 @dataclass(slots=True)
@@ -30,7 +50,7 @@ class MadeTask:
     outcome: str | None
     result: str | None
     started_at: datetime
-    ended_at: datetime
+    ended_at: datetime | None
     session: str | None
     parent_id: uuid.UUID | None
     root_id: uuid.UUID

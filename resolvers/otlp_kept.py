@@ -1,4 +1,5 @@
-"""Waiting spans as this process mapped them: a bounded copy beside the database, which alone says what waits.
+"""Waiting spans as this process mapped them: a bounded cache over their rows in the database, which alone says
+what waits.
 
 The export that completes a trace uses the copy instead of reading the waiting bodies back and checking them
 again. A span is kept only once the transaction that stored it has committed, and dropped once the one that
@@ -32,8 +33,10 @@ class KeptSpans:
     def bytes(self) -> int:
         return self._bytes
 
-    def of(self, tenant: str, trace_id: str) -> dict[str, Mapped]:
-        return {sid: span for sid, (span, _) in self._traces.get((tenant, trace_id), {}).items()}
+    def of(self, tenant: str, trace_id: str, span_ids: Iterable[str]) -> dict[str, Mapped]:
+        """Those of the spans that are kept."""
+        kept = self._traces.get((tenant, trace_id), {})
+        return {sid: kept[sid][0] for sid in span_ids if sid in kept}
 
     def keep(self, tenant: str, trace_id: str, spans: Iterable[tuple[Mapped, int]]) -> None:
         """Keeps each span with the length of its stored body."""

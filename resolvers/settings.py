@@ -106,7 +106,10 @@ class Settings(BaseSettings):
         shown="`16777216` (16 MiB)",
     )
     otlp_wait_s: float = setting(
-        60, "seconds an OTLP span waits for its agent parent before it hangs under a stand-in task", gt=0
+        3600,
+        "seconds an OTLP span waits (durably) for its agent parent before it hangs under a stand-in task; an "
+        "agent's own span often ends minutes or hours after its children were exported",
+        gt=0,
     )
     otlp_kept_mb: int = setting(
         32,

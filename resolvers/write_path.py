@@ -1,7 +1,8 @@
 """The one write path: lock the tree, check, hash, append, move the head, in one transaction.
 
-Every kit mutation goes through `kit_write`, which also honours idempotency keys.
-Erasure is the only other writer.
+Every kit mutation goes through `kit_write`, which also honours idempotency keys; every line, whether a kit
+mutation's, a batch's or an OTLP span's, is appended by `append_many`, and every task a kit or a span starts
+takes its place in its tree by `made_task.position`. Erasure is the only other writer.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from permissions.principal import Principal
 from resolvers import checks, metrics
 from resolvers.checkpoints import sign_head
 from resolvers.fingerprint import fingerprint
+from resolvers.pipeline import Pipeline
 from models.errors import Conflict, Forbidden, NotFound, Unauthenticated
 
 
@@ -210,15 +212,32 @@ async def settle_head(root: AgentTask, length: int, head: str, added: int, conn:
     metrics.lines_appended(root.tenant, added)
 
 
-async def append_many(root: AgentTask, steps: list[Step], conn: Any) -> list[tuple]:
-    """Seals the lines in order after the tree's head, stores them in one statement, moves the head once and
-    signs it.
+SEAL_EVERY = 8
+SEND_FROM = 250
 
-    Returns the rows as stored, in LINE_COLUMNS order."""
-    rows, length, head = seal_steps(root.tenant, str(root.id), steps, root.chain_length, root.chain_head)
-    await insert_rows(conn, "trace_event", LINE_COLUMNS, rows)
-    await settle_head(root, length, head, len(rows), conn)
-    return rows
+
+async def append_many(root: Any, steps: list[Step], conn: Any, db: Pipeline | None = None) -> list[tuple]:
+    """Seals the lines in order after the tree's head, stores them in one statement, moves the head once and
+    signs it; returns the rows as stored, in LINE_COLUMNS order.
+
+    Given a pipeline on `conn`, every statement goes through it, and the lines are sealed SEAL_EVERY at a time
+    and sent SEND_FROM rows at a time, so the database stores one chunk while the next is hashed; then nothing
+    is returned."""
+    if db is None:
+        rows, length, head = seal_steps(root.tenant, str(root.id), steps, root.chain_length, root.chain_head)
+        await insert_rows(conn, "trace_event", LINE_COLUMNS, rows)
+        await settle_head(root, length, head, len(rows), conn)
+        return rows
+    length, head, rows = root.chain_length, root.chain_head, []
+    for at in range(0, len(steps), SEAL_EVERY):
+        more, length, head = seal_steps(root.tenant, str(root.id), steps[at:at + SEAL_EVERY], length, head)
+        rows += more
+        if len(rows) >= SEND_FROM or at + SEAL_EVERY >= len(steps):
+            db.send(insert_rows(conn, "trace_event", LINE_COLUMNS, rows))
+            rows = []
+        await db.breathe()
+    db.send(settle_head(root, length, head, len(steps), conn))
+    return []
 
 
 def step_of(event: TraceEvent) -> Step:

@@ -1,7 +1,7 @@
 """Run as `python -m tests.migration_steps URL`: on an empty database, migrates to 0011, stores OTLP spans as
-that schema kept them (waiting with a body, placed without), migrates to the latest (and tries to store a waiting
-span twice), then back to 0011; prints what each schema holds as JSON. A process of its own, so the test's own
-database stays open in tortoise."""
+that schema kept them (waiting with a body, placed without), migrates to 0012 (and tries to store a waiting span
+twice), then to the latest, then back to 0011; prints what each schema holds as JSON. A process of its own, so
+the test's own database stays open in tortoise."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ async def main(url: str) -> None:
         await to("0011_task_words_table")
         conn = get_connection("default")
         await conn.execute_many(db.placeholders(conn, INSERT), [list(row) for row in ROWS])
-        await to(None)
+        await to("0012_otlp_placed")
         after = {
             "placed": await rows('SELECT tenant, trace_id, spans FROM otlp_placed ORDER BY trace_id'),
             "waiting": await rows('SELECT tenant, trace_id, span_id, parent_span_id, kind, body, received_us '
@@ -60,12 +60,17 @@ async def main(url: str) -> None:
         after["duplicate_refused"] = await refused(
             'INSERT INTO otlp_span (tenant, trace_id, span_id, kind, body, received_us) '
             "VALUES ('shop', 't1', 'w1', 'llm', '{}', 5)")
+        await to(None)
+        after["by_id"] = await rows('SELECT tenant, trace_id, span_id, parent_span_id, kind, task_id, tool '
+                                    'FROM otlp_placed_span ORDER BY span_id')
         await to("0011_task_words_table")
         back = await rows('SELECT span_id, body, placed, task_id FROM otlp_span ORDER BY span_id')
     finally:
         await Tortoise.close_connections()
     for row in after["placed"]:
         row["spans"] = json.loads(row["spans"])
+    for row in after["by_id"]:
+        row["task_id"] = row["task_id"] and str(row["task_id"])
     for row in back:
         row["placed"], row["task_id"] = bool(row["placed"]), row["task_id"] and str(row["task_id"])
     print(json.dumps({**after, "back": back}))

@@ -8,8 +8,9 @@ from datetime import datetime, timedelta, timezone
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from models import AgentTask, OtlpPlaced, OtlpSpan, TraceEvent
-from resolvers.otlp_ingest import sweep
+from models import AgentTask, OtlpPlacedSpan, OtlpSpan, TraceEvent
+from resolvers.otlp_ingest import take_export
+from resolvers.otlp_sweep import sweep
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span, tool
 from tests.shop import LINE_FIELDS, Shop
 
@@ -37,9 +38,9 @@ async def roots(shop: Shop, token: str | None = None) -> list[dict]:
 
 
 async def times_taken(tenant: str, span_id: str) -> int:
-    """How often the span is held: waiting in `otlp_span`, or placed in an `otlp_placed` row."""
-    placed = [entry[0] for row in await OtlpPlaced.filter(tenant=tenant) for entry in json.loads(row.spans)]
-    return await OtlpSpan.filter(tenant=tenant, span_id=span_id).count() + placed.count(span_id)
+    """How often the span is held: waiting in `otlp_span`, or placed in `otlp_placed_span`."""
+    placed = await OtlpPlacedSpan.filter(tenant=tenant, span_id=span_id).count()
+    return await OtlpSpan.filter(tenant=tenant, span_id=span_id).count() + placed
 
 
 def estimate(t: bytes):
@@ -113,7 +114,8 @@ async def test_children_sent_before_their_parent_wait_and_are_placed_under_it(cl
     assert (await shop.verify(task["id"]))["intact"] is True
 
 
-async def test_spans_whose_parent_never_comes_hang_under_a_stand_in_after_the_wait(client):
+async def test_spans_whose_parent_never_comes_hang_under_a_stand_in_after_the_wait(client, monkeypatch):
+    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
     shop = Shop(client)
     await shop.setup()
     t = new_trace_id()
@@ -130,7 +132,8 @@ async def test_spans_whose_parent_never_comes_hang_under_a_stand_in_after_the_wa
     assert (await shop.verify(task["id"]))["intact"] is True
 
 
-async def test_a_parent_that_comes_places_its_spans_and_leaves_the_others_waiting(client):
+async def test_a_parent_that_comes_places_its_spans_and_leaves_the_others_waiting(client, monkeypatch):
+    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
     shop = Shop(client)
     await shop.setup()
     t = new_trace_id()
@@ -256,7 +259,7 @@ async def test_without_a_kit_token_nothing_is_taken(client):
     assert (await post(shop, request, token=shop.noor)).status_code == 401
     assert (await post(shop, request, token="not-a-token")).status_code == 401
     assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
-    assert await OtlpPlaced.filter(tenant=shop.tenant).count() == 0
+    assert await OtlpPlacedSpan.filter(tenant=shop.tenant).count() == 0
 
 
 async def test_hostile_bodies_answer_400_or_413_and_write_nothing(client, monkeypatch):
@@ -283,7 +286,7 @@ async def test_hostile_bodies_answer_400_or_413_and_write_nothing(client, monkey
     assert [a.status_code for a in answers] == [400] * 6
     assert bomb.status_code == 413 and too_big.status_code == 413
     assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
-    assert await OtlpPlaced.filter(tenant=shop.tenant).count() == 0
+    assert await OtlpPlacedSpan.filter(tenant=shop.tenant).count() == 0
     assert await AgentTask.filter(tenant=shop.tenant).count() == 0
 
 
@@ -338,7 +341,7 @@ async def test_while_the_database_is_away_the_export_answers_503_so_the_exporter
     async def away(*args, **kwargs):
         raise ConnectionRefusedError("the database is away")
 
-    monkeypatch.setattr("resolvers.otlp_ingest._lock_trace", away)
+    monkeypatch.setattr("resolvers.otlp_store.lock_trace", away)
     response = await post(shop, export(agent(new_trace_id())))
 
     assert response.status_code == 503 and response.headers["retry-after"]
@@ -424,3 +427,53 @@ async def test_a_span_whose_parent_work_was_forgotten_hangs_under_a_stand_in(cli
     [stand_in] = await roots(shop)
     assert (stand_in["agent"], stand_in["modelCalls"]) == ("unknown", 1)
     assert (await shop.verify(stand_in["id"]))["intact"] is True
+
+
+async def test_a_stand_in_runs_while_its_trace_has_spans_waiting_and_its_ended_line_is_last(client, monkeypatch):
+    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
+    shop = Shop(client)
+    await shop.setup()
+    t, lost = new_trace_id(), new_span_id()
+    helper = agent(t, "Stockist")
+    start = datetime.now(timezone.utc)
+
+    await take_export(shop.tenant, export(chat(t, lost, "First")), start)
+    await take_export(shop.tenant, export(chat(t, helper.span_id, "Second")), start + timedelta(seconds=30))
+    await sweep(start + timedelta(seconds=61))
+    [stand_in] = await roots(shop)
+    assert (stand_in["agent"], stand_in["status"]) == ("unknown", "RUNNING")
+    assert [line["kind"] for line in stand_in["record"]] == ["STARTED", "MODEL_CALL"]
+
+    await take_export(shop.tenant, export(tool(t, lost, "Afterwards")), start + timedelta(seconds=62))
+    await take_export(shop.tenant, export(helper), start + timedelta(seconds=63))
+    await sweep(start + timedelta(seconds=95))
+    stand_in = next(task for task in await roots(shop) if task["agent"] == "unknown")
+    assert stand_in["status"] == "RUNNING" and len(stand_in["record"]) == 2
+    await sweep(start + timedelta(seconds=125))
+
+    by_agent = {task["agent"]: task for task in await roots(shop)}
+    stand_in = by_agent["unknown"]
+    assert (stand_in["status"], stand_in["modelCalls"], stand_in["toolCalls"]) == ("DONE", 1, 1)
+    assert [line["kind"] for line in stand_in["record"]] == [
+        "STARTED", "MODEL_CALL", "TOOL_CALL", "TOOL_RESULT", "ENDED"]
+    assert by_agent["Stockist"]["modelCalls"] == 1
+    assert (await shop.verify(stand_in["id"]))["intact"] is True
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
+
+
+async def test_a_span_waiting_for_a_span_that_is_folded_away_is_placed_when_that_span_comes(client):
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root = agent(t, "Estimator")
+    wrapper = span(t, "http lookup", {}, parent=root.span_id)
+    inside = chat(t, wrapper.span_id, **{"agentlog.cost_micros": 30})
+
+    await post(shop, export(root))
+    await post(shop, export(inside))
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() == 1
+    await post(shop, export(wrapper))
+
+    [task] = await roots(shop)
+    assert task["modelCalls"] == 1 and await OtlpSpan.filter(tenant=shop.tenant).count() == 0
+    assert (await shop.verify(task["id"]))["intact"] is True

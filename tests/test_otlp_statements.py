@@ -1,7 +1,13 @@
-"""Placing a trace sends the same statements however many spans it holds, and an export's own spans are not
-read back from the database to be placed."""
+"""Placing a trace sends the same statements however many spans it holds, an export's own spans are not read
+back from the database to be placed, and an export costs what it carries, not what its trace already holds."""
 
-from models import AgentTask
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from tortoise.connection import get_connection
+
+from models import AgentTask, OtlpSpan
 from resolvers.otlp_kept import KEPT
 from tests.otlp_spans import agent, chat, export, new_trace_id, tool
 from tests.shop import Shop
@@ -71,3 +77,57 @@ async def test_an_export_placed_at_once_reads_no_span_body_back(client):
 
     assert response.status_code == 200
     assert body_reads(sent) == 0
+
+
+@contextmanager
+def rows_read() -> Iterator[list[int]]:
+    """The rows each statement sent through the tortoise connection answered while the block runs."""
+    cls = type(get_connection("default"))
+    originals = {name: getattr(cls, name) for name in ("execute_query", "execute_query_dict")}
+    answered: list[int] = []
+
+    async def query(self: Any, sql: str, values: Any = None) -> Any:
+        result = await originals["execute_query"](self, sql, values)
+        answered.append(len(result[1]))
+        return result
+
+    async def query_dict(self: Any, sql: str, values: Any = None) -> Any:
+        result = await originals["execute_query_dict"](self, sql, values)
+        answered.append(len(result))
+        return result
+
+    cls.execute_query, cls.execute_query_dict = query, query_dict
+    try:
+        yield answered
+    finally:
+        for name, original in originals.items():
+            setattr(cls, name, original)
+
+
+async def costs_of_exports(shop: Shop, root_first: bool, exports: int) -> list[tuple[int, int]]:
+    """(statements, rows read) of each export of one growing trace: a helper with a model call and a tool each,
+    under a root agent sent first (each export placed at once) or never sent (every export waits)."""
+    t = new_trace_id()
+    root = agent(t, "Estimator")
+    if root_first:
+        assert (await post(shop, export(root))).status_code == 200
+    costs = []
+    for n in range(exports):
+        helper = agent(t, f"Helper{n}", parent=root.span_id)
+        spans = export(chat(t, helper.span_id, **{"agentlog.cost_micros": 10}), tool(t, helper.span_id), helper)
+        with counted() as sent, rows_read() as answered:
+            assert (await post(shop, spans)).status_code == 200
+        costs.append((len(sent), sum(answered)))
+    return costs
+
+
+async def test_the_thirtieth_export_of_a_trace_costs_what_the_third_does(client):
+    shop = Shop(client)
+    await shop.setup()
+
+    placed = await costs_of_exports(shop, root_first=True, exports=30)
+    waiting = await costs_of_exports(shop, root_first=False, exports=30)
+
+    assert placed[29] == placed[2] and waiting[29] == waiting[2]
+    assert await AgentTask.filter(tenant=shop.tenant, agent="Helper29").count() == 1
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() == 30 * 3

@@ -67,7 +67,8 @@ WRITTEN_BY_SERVER = {
     ("TraceEvent", "payload_hash"), ("TraceEvent", "prev_hash"), ("TraceEvent", "hash"), ("LlmCall", "task_path"),
     ("RegisteredAgent", "logging"), ("AgentHelp", "withheld"), ("IdempotencyKey", "fingerprint"),
     ("IdempotencyKey", "result_id"), ("ErasureRecord", "kind"), ("LlmCall", "cost_source"), ("OtlpSpan", "kind"),
-    ("OtlpSpan", "trace_id"), ("OtlpSpan", "span_id"), ("OtlpSpan", "parent_span_id"), ("OtlpPlaced", "trace_id"),
+    ("OtlpSpan", "trace_id"), ("OtlpSpan", "span_id"), ("OtlpSpan", "parent_span_id"), ("OtlpPlacedSpan", "trace_id"),
+    ("OtlpPlacedSpan", "span_id"), ("OtlpPlacedSpan", "parent_span_id"), ("OtlpPlacedSpan", "kind"),
     ("SignedCheckpoint", "head"),
 }
 

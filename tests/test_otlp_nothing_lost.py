@@ -1,0 +1,173 @@
+"""Nothing acknowledged is lost (SPEC 7.2), tried as exporters would: traces of agents, model calls and tools,
+some spans' parents never coming, cut into exports sent in any order and replayed, to a running `agentlog serve`
+and to a second server on the same database that is killed with SIGKILL right after it answers. Once the wait
+is over, every span acknowledged is recorded exactly once, every chain verifies, and every stand-in has ended
+with its own ENDED line its last."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import strategies as st
+
+from models import AgentTask, LlmCall, OtlpSpan, TraceEvent
+from permissions.tokens import issue_token
+from resolvers.verify import verify_tree
+from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, tool
+from tests.servers import Server, start_server
+
+WAIT_S = "0.5"
+SETTLE_S = 30
+KINDS = ("agent", "llm", "tool")
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A span as drawn: its kind, and its parent: an earlier span of the trace, one that never comes, or none."""
+
+    kind: str
+    parent: int | None
+    orphan: bool
+
+
+@dataclass(frozen=True)
+class Scenario:
+    traces: list[list[Drawn]]
+    exports: list[tuple[int, ...]]
+    second: list[bool]
+
+
+@st.composite
+def scenarios(draw) -> Scenario:
+    traces = []
+    for _ in range(draw(st.integers(1, 2))):
+        size = draw(st.integers(1, 9))
+        spans = [Drawn("agent", None, draw(st.booleans()) and draw(st.booleans()))]
+        for n in range(1, size):
+            spans.append(Drawn(draw(st.sampled_from(KINDS)), draw(st.integers(0, n - 1)),
+                               draw(st.integers(0, 5)) == 0))
+        traces.append(spans)
+    ids = [(t, n) for t, spans in enumerate(traces) for n in range(len(spans))]
+    order = draw(st.permutations(range(len(ids))))
+    cuts = sorted(draw(st.sets(st.integers(1, max(1, len(ids) - 1)), max_size=3)))
+    exports = [tuple(order[a:b]) for a, b in zip([0, *cuts], [*cuts, len(ids)]) if a < b]
+    for _ in range(draw(st.integers(0, 2))):
+        exports.insert(draw(st.integers(0, len(exports))), draw(st.sampled_from(exports)))
+    second = [draw(st.booleans()) and draw(st.booleans()) for _ in exports]
+    return Scenario(traces, exports, second)
+
+
+def serve(database: str) -> Server:
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setenv("AGENTLOG_OTLP_WAIT_S", WAIT_S)
+        return start_server(database)
+
+
+@pytest.fixture(scope="module")
+def first(database) -> Iterator[Server]:
+    server = serve(database)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def built(scenario: Scenario, tag: str) -> list:
+    """The protobuf spans, each named so its record can be counted: agent A{t}.{n}, model m{t}.{n}, tool t{t}.{n}."""
+    made = []
+    for t, spans in enumerate(scenario.traces):
+        trace_id, span_ids = new_trace_id(), [new_span_id() for _ in spans]
+        for n, drawn in enumerate(spans):
+            parent = new_span_id() if drawn.orphan else b"" if drawn.parent is None else span_ids[drawn.parent]
+            name = f"{tag}{t}.{n}"
+            if drawn.kind == "agent":
+                made.append(agent(trace_id, f"A{name}", parent=parent))
+            elif drawn.kind == "llm":
+                made.append(chat(trace_id, parent, f"m{name}"))
+            else:
+                made.append(tool(trace_id, parent, f"t{name}"))
+            made[-1].span_id = span_ids[n]
+    return made
+
+
+async def send(server: Server, kit: str, body: bytes) -> None:
+    """One export, retried as an exporter retries until it is acknowledged."""
+    headers = {"Authorization": f"Bearer {kit}", "Content-Type": "application/x-protobuf"}
+    async with httpx.AsyncClient(timeout=60) as http:
+        for _ in range(20):
+            response = await http.post(f"{server.url}/v1/traces", content=body, headers=headers)
+            if response.status_code == 200:
+                return
+            assert response.status_code == 503, response.text
+            await asyncio.sleep(0.2)
+    raise AssertionError("the export was never acknowledged")
+
+
+async def recorded(tenant: str, scenario: Scenario, tag: str) -> list[int]:
+    counts = []
+    for t, spans in enumerate(scenario.traces):
+        for n, drawn in enumerate(spans):
+            name = f"{tag}{t}.{n}"
+            if drawn.kind == "agent":
+                counts.append(await AgentTask.filter(tenant=tenant, agent=f"A{name}").count())
+            elif drawn.kind == "llm":
+                counts.append(await LlmCall.filter(tenant=tenant, model=f"m{name}").count())
+            else:
+                calls = await TraceEvent.filter(tenant=tenant, tool=f"t{name}", kind="TOOL_CALL").count()
+                results = await TraceEvent.filter(tenant=tenant, tool=f"t{name}", kind="TOOL_RESULT").count()
+                counts.append(calls if calls == results else -1)
+    return counts
+
+
+async def settled(tenant: str, scenario: Scenario, tag: str) -> list[int]:
+    """What is recorded once nothing of the tenant waits and every stand-in has ended, or after SETTLE_S."""
+    deadline = time.monotonic() + SETTLE_S
+    while time.monotonic() < deadline:
+        waiting = await OtlpSpan.filter(tenant=tenant).count()
+        running = await AgentTask.filter(tenant=tenant, agent="unknown", status="RUNNING").count()
+        if not waiting and not running:
+            break
+        await asyncio.sleep(0.1)
+    return await recorded(tenant, scenario, tag)
+
+
+@given(scenario=scenarios())
+@settings(max_examples=int(os.environ.get("AGENTLOG_NOTHING_LOST_EXAMPLES", "16")), deadline=None,
+          derandomize=True, database=None, phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=list(HealthCheck))
+async def test_every_acknowledged_span_is_recorded_exactly_once_and_every_chain_verifies(database, first, scenario):
+    tag = os.urandom(3).hex()
+    tenant = f"lost-{tag}"
+    kit = issue_token("agent-kit", tenant, kit=True)
+    spans = built(scenario, tag)
+    note(f"tenant {tenant}: {scenario}")
+    second = None
+    try:
+        for n, (members, to_second) in enumerate(zip(scenario.exports, scenario.second)):
+            if to_second and second is None:
+                second = await asyncio.to_thread(serve, database)
+            await send(second if to_second else first, kit, export(*(spans[i] for i in members)).SerializeToString())
+            if to_second and not any(scenario.second[n + 1:]):
+                os.killpg(second.process.pid, signal.SIGKILL)
+                second.process.wait(timeout=15)
+    finally:
+        if second is not None:
+            second.stop()
+
+    counts = await settled(tenant, scenario, tag)
+
+    assert counts == [1] * len(spans)
+    assert await OtlpSpan.filter(tenant=tenant).count() == 0
+    for root in await AgentTask.filter(tenant=tenant, depth=0):
+        assert (await verify_tree(root)).intact, root.agent
+    for stand_in in await AgentTask.filter(tenant=tenant, agent="unknown"):
+        last = await TraceEvent.filter(task_id=stand_in.id).order_by("-seq").first()
+        assert (stand_in.status, last.kind) == ("DONE", "ENDED")
