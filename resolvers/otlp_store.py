@@ -11,6 +11,7 @@ from typing import Any
 
 from models.chain import compact_json
 from models.db import placeholders
+from resolvers.otlp_mapping import OTHER
 from resolvers.otlp_place import STAND_IN_SPAN, KnownSpan
 from resolvers.write_path import insert_rows
 
@@ -35,11 +36,20 @@ KNOWN = {
 BELOW = {
     "postgres": (
         'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT "tenant","trace_id",'
-        f'{SPAN},"received_us" FROM "otlp_span" WHERE "parent_span_id"=w.id OFFSET 0) s '
-        'WHERE s."tenant"=$1 AND s."trace_id"=$2'
+        f'{SPAN},"received_us",NULL::uuid AS "task_id",NULL::text AS "tool",0 AS "placed" FROM "otlp_span" '
+        'WHERE "parent_span_id"=w.id OFFSET 0) s WHERE s."tenant"=$1 AND s."trace_id"=$2 '
+        'UNION ALL SELECT f.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT "tenant","trace_id",'
+        f'{SPAN},NULL::bigint,"task_id","tool",1 FROM "otlp_placed_span" '
+        f"WHERE \"parent_span_id\"=w.id AND \"kind\"='{OTHER}' OFFSET 0) f "
+        'WHERE f."tenant"=$1 AND f."trace_id"=$2'
     ),
-    "sqlite": f'SELECT {SPAN},"received_us" FROM "otlp_span" WHERE "tenant"=? AND "trace_id"=? '
-              'AND "parent_span_id" IN (SELECT "value" FROM json_each(?))',
+    "sqlite": (
+        f'SELECT {SPAN},"received_us",NULL AS "task_id",NULL AS "tool",0 AS "placed" FROM "otlp_span" '
+        'WHERE "tenant"=? AND "trace_id"=? AND "parent_span_id" IN (SELECT "value" FROM json_each(?)) '
+        f'UNION ALL SELECT {SPAN},NULL,"task_id","tool",1 FROM "otlp_placed_span" '
+        'WHERE "tenant"=? AND "trace_id"=? AND "parent_span_id" IN (SELECT "value" FROM json_each(?)) '
+        f"AND \"kind\"='{OTHER}'"
+    ),
 }
 BODIES = {
     "postgres": (
@@ -105,7 +115,9 @@ async def known(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> l
 
 
 async def waiting_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> list[KnownSpan]:
-    """Every waiting span below the spans of `span_ids`, through waiting spans: one statement a level. On
+    """Every waiting span below the spans of `span_ids`, through waiting spans and through folded spans already
+    placed (a span folded away is placed on arrival, while what hangs below it may wait): one statement a
+    level, the folded spans found returned too. On
     PostgreSQL each parent is looked up by itself, by its id alone (its tenant and trace are checked on the rows
     found), so that the planner has one index to use: given the tenant and trace too, it scans a whole index
     for them while the table has no statistics. (A recursive statement, level joined to level, ran as a scan
@@ -113,8 +125,8 @@ async def waiting_below(conn: Any, tenant: str, trace_id: str, span_ids: list[st
     found: list[KnownSpan] = []
     seen = set(span_ids)
     while span_ids:
-        rows = await _keyed(conn, BELOW, tenant, trace_id, span_ids)
-        level = [_known(row, False) for row in rows if row["span_id"] not in seen]
+        rows = await _keyed(conn, BELOW, tenant, trace_id, span_ids, times=2)
+        level = [_known(row, bool(row["placed"])) for row in rows if row["span_id"] not in seen]
         seen.update(span.span_id for span in level)
         found += level
         span_ids = [span.span_id for span in level]

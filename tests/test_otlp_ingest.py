@@ -477,3 +477,26 @@ async def test_a_span_waiting_for_a_span_that_is_folded_away_is_placed_when_that
     [task] = await roots(shop)
     assert task["modelCalls"] == 1 and await OtlpSpan.filter(tenant=shop.tenant).count() == 0
     assert (await shop.verify(task["id"]))["intact"] is True
+
+
+async def test_spans_waiting_below_a_folded_span_are_placed_when_their_agent_comes_after_it(client):
+    """The OpenAI Agents SDK sends a model call and its folded wrapper before the agent above them: the wrapper
+    is placed on arrival, and the call waits below it until the agent's own span comes."""
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root = agent(t, "Estimator")
+    wrapper = span(t, "turn", {}, parent=root.span_id)
+    inside = chat(t, wrapper.span_id, **{"agentlog.cost_micros": 30})
+    deeper = span(t, "response", {}, parent=wrapper.span_id)
+    below_deeper = tool(t, deeper.span_id)
+
+    await post(shop, export(inside, wrapper))
+    await post(shop, export(below_deeper, deeper))
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() == 2
+    await post(shop, export(root))
+
+    [task] = await roots(shop)
+    assert (task["agent"], task["modelCalls"], task["toolCalls"]) == ("Estimator", 1, 1)
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
+    assert (await shop.verify(task["id"]))["intact"] is True

@@ -110,4 +110,5 @@ class Migration(migrations.Migration):
         ops.RunPython(by_id, by_trace),
         ops.AlterModelOptions(name='OtlpSpan', options={'unique_together': [('span_id', 'tenant', 'trace_id')]}),
         ops.AddIndex(model_name='OtlpSpan', index=Index(fields=['parent_span_id'])),
+        ops.AddIndex(model_name='OtlpPlacedSpan', index=Index(fields=['parent_span_id'])),
     ]
