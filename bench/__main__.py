@@ -1,7 +1,9 @@
-"""`python -m bench`: every workload on a fresh PostgreSQL database, agentlog beside the raw baseline of the same run.
+"""`python -m bench`: every workload alone on a fresh PostgreSQL database, agentlog beside the raw baseline of the same run.
 
-Prints the table and writes bench/results.json. Run by hand; it takes a few minutes and needs a PostgreSQL
-server (AGENTLOG_BENCH_SERVER or --server, default postgres://postgres@127.0.0.1:5432).
+Each workload runs `--runs` times, each time alone in a fresh process (bench/standalone.py); the table shows
+the median run with the spread of the ratio and the load average as each run began, and bench/results.json
+gets them when the machine was quiet throughout. Run by hand; it takes several minutes and needs a
+PostgreSQL server (AGENTLOG_BENCH_SERVER or --server, default postgres://postgres@127.0.0.1:5432).
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ import subprocess
 import sys
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 
-
-from bench import export, ingest, ingest_baseline, ingest_kit, otlp, paging, verify, verify_under_load
+from bench import export, ingest, ingest_baseline, ingest_kit, otlp, paging, standalone, verify, verify_under_load
 from bench.common import (
     SERVER,
     Figure,
@@ -25,8 +27,8 @@ from bench.common import (
     lower_is_better,
     machine,
     table,
-    write_results,
 )
+from graph.app import settle_heap
 from models import AgentTask
 from resolvers.verify import verify_tree
 
@@ -58,10 +60,11 @@ async def ingest_figures(url: str) -> list[Figure]:
     raws, batches, kits = [], [], []
     async with ingest.served(url) as base:
         await ingest.set_up(base)
-        say(f"ingest: single-line mutations, {ingest.CLIENTS} clients…")
+        say(f"ingest: single-line mutations and their baseline, {ingest.CLIENTS} clients each…")
+        single_raw = await ingest_baseline.baseline(url, 1)
         single = await ingest.ingest(base, 1)
         for n in range(1, REPEATS + 1):
-            say(f"ingest ({n}/{REPEATS}): the baseline (asyncpg executemany), recordLines with "
+            say(f"ingest ({n}/{REPEATS}): the baseline (COPY from {ingest.CLIENTS} connections), recordLines with "
                 f"{ingest.BATCH} lines a call, and the same through agentlog_kit.AsyncKit…")
             raws.append(await ingest_baseline.baseline(url))
             if n % 2:
@@ -70,14 +73,17 @@ async def ingest_figures(url: str) -> list[Figure]:
             else:
                 kits.append(await ingest_kit.ingest(base))
                 batches.append(await ingest.ingest(base, ingest.BATCH))
-    await intact([root for run in (single, *raws, *batches, *kits) for root in run.roots], ingest.LINES_PER_TREE)
+    runs = (single_raw, single, *raws, *batches, *kits)
+    await intact([root for run in runs for root in run.roots], ingest.LINES_PER_TREE)
     raw = statistics.median(run.per_second for run in raws)
     batched = statistics.median(run.per_second for run in batches)
     through_kit = statistics.median(run.per_second for run in kits)
+    say("ingest: recordLines / baseline, run by run: "
+        + ", ".join(f"{b.per_second / r.per_second:.3f}" for b, r in zip(batches, raws)))
     say("ingest: AsyncKit / recordLines, run by run: "
         + ", ".join(f"{k.per_second / b.per_second:.3f}" for k, b in zip(kits, batches)))
     return [
-        higher_is_better("ingest_single", single.per_second, raw, "lines/s", 1000, of_baseline=False),
+        higher_is_better("ingest_single", single.per_second, single_raw.per_second, "lines/s", 0.5, of_baseline=True),
         higher_is_better("ingest_batch", batched, raw, "lines/s", 0.5, of_baseline=True),
         higher_is_better("ingest_kit", through_kit, batched, "lines/s", 0.8, of_baseline=True),
     ]
@@ -110,15 +116,17 @@ async def verify_under_load_figure(url: str) -> Figure:
 async def otlp_figures(url: str, repeats: int = 9) -> list[Figure]:
     """Each run ingests a new copy of the trace; agentlog and the baseline alternate, and the medians count."""
     ours, theirs = [], []
-    async with ingest.served(url) as base:
-        for n in range(1, repeats + 1):
-            say(f"otlp ({n}/{repeats}): the baseline (asyncpg COPY), then {otlp.SPANS} spans by the OTLP exporter…")
-            theirs.append(otlp.SPANS / await otlp.baseline(url, otlp.make_spans()))
-            spans = otlp.make_spans()
-            ours.append(otlp.SPANS / await asyncio.to_thread(otlp.ingest, base, spans))
+    conn = await otlp.warm(url)
+    try:
+        async with ingest.served(url) as base:
+            for n in range(1, repeats + 1):
+                say(f"otlp ({n}/{repeats}): the baseline (asyncpg COPY), then {otlp.SPANS} spans by the OTLP exporter…")
+                theirs.append(otlp.SPANS / await otlp.baseline(conn, otlp.make_spans()))
+                spans = otlp.make_spans()
+                ours.append(otlp.SPANS / await asyncio.to_thread(otlp.ingest, base, spans))
+    finally:
+        await conn.close()
     say(f"otlp: agentlog {min(ours):,.0f}-{max(ours):,.0f} spans/s, baseline {min(theirs):,.0f}-{max(theirs):,.0f}")
-    spread = {"agentlog": sorted(round(x) for x in ours), "baseline": sorted(round(x) for x in theirs)}
-    (ingest.ROOT / "bench" / "otlp_runs.json").write_text(json.dumps(spread) + "\n")
     mine, raw = statistics.median(ours), statistics.median(theirs)
     return [
         higher_is_better("otlp_ingest", mine, raw, "spans/s", 3300, of_baseline=False),
@@ -181,16 +189,32 @@ def main() -> int:
                         help=f"some of {', '.join(WORKLOADS)} (default: all)")
     parser.add_argument("--paging-tasks", type=int, default=100_000, metavar="N",
                         help="tasks (ten lines each) the paging workload stores (default 100,000)")
+    parser.add_argument("--runs", type=int, default=3, metavar="N", help="standalone runs of each workload (default 3)")
+    parser.add_argument("--quiet-below", type=float, default=1.0, metavar="LOAD",
+                        help="bench/results.json is written only when every run began below this one-minute load "
+                             "average (default 1.0)")
+    parser.add_argument("--results", type=Path, metavar="FILE",
+                        help="write the summary here, quiet or not, instead of bench/results.json")
+    parser.add_argument("--alone", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     workloads = tuple(args.only)
     start = time.perf_counter()
-    figures = asyncio.run(run(args.server, workloads, args.paging_tasks))
+    if args.alone:
+        settle_heap()
+        figures = asyncio.run(run(args.server, workloads, args.paging_tasks))
+        print(table(figures), file=sys.stderr)
+        print(json.dumps([f.as_json() for f in figures]))
+        return 0 if all(f.meets for f in figures) else 1
+    found, written = standalone.record(workloads, args.runs, args.server, ["--paging-tasks", str(args.paging_tasks)],
+                                       args.quiet_below, args.results)
     about = machine()
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {about['cores']} cores, {about['cpu']}, "
-          f"{about['ram']} RAM, Python {about['python']}; {time.perf_counter() - start:.0f} s")
-    print(table(figures))
-    write_results(figures)
-    return 0 if all(f.meets for f in figures) else 1
+          f"{about['ram']} RAM, Python {about['python']}; {args.runs} standalone runs a workload; "
+          f"{time.perf_counter() - start:.0f} s")
+    print(standalone.table(found))
+    print(f"written to {written}" if written else
+          f"not written: some run began at a load average of {args.quiet_below} or more; name a file with --results")
+    return 0 if all(f["meets"] for f in found.values()) else 1
 
 
 if __name__ == "__main__":

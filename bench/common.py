@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import platform
 import uuid
@@ -72,7 +71,7 @@ class Figure:
         return round(self.agentlog / self.baseline, 3)
 
     def as_json(self) -> dict:
-        return {"agentlog": self.agentlog, "baseline": self.baseline, "unit": self.unit, "ratio": self.ratio,
+        return {"workload": self.workload, "agentlog": self.agentlog, "baseline": self.baseline, "unit": self.unit, "ratio": self.ratio,
                 "target": self.target, "meets": self.meets}
 
 
@@ -97,17 +96,15 @@ def table(figures: list[Figure]) -> str:
          "-" if f.ratio is None else f"{f.ratio:.3f}", f.target, "yes" if f.meets else "NO")
         for f in figures
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    return aligned(rows)
+
+
+def aligned(rows: list[tuple[str, ...]]) -> str:
+    """Rows as columns padded to their widest cell, the first row a heading underlined."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(lines)
-
-
-def write_results(figures: list[Figure], path: Path = RESULTS) -> None:
-    """Writes these workloads' figures, keeping those of workloads this run did not measure (`--only`)."""
-    kept = json.loads(path.read_text()) if path.exists() else {}
-    kept.update({f.workload: f.as_json() for f in figures})
-    path.write_text(json.dumps(kept, indent=2) + "\n")
 
 
 COMMIT_TAG = b"agentlog/commit/v1\x00"

@@ -1,13 +1,20 @@
-"""The ingest baseline: the same trees' rows, hashed with hashlib and written with asyncpg executemany.
+"""The ingest baseline: the same writes as the kits make, each its own transaction, from as many asyncpg
+connections as there are kit clients.
 
-One process, one connection, one transaction per tree, the rows made from the same inputs the kits send.
+A write here is what agentlog acknowledges: the tree's root row locked (`FOR UPDATE`), the lines sealed with
+hashlib after the head read under that lock, stored (COPY from COPY_FROM rows on, an INSERT below, as
+agentlog's write path does), the meter rows beside them, the head moved and signed in the tree's checkpoint,
+and the commit. The clients take trees from one shared queue as the kits do, so the trees interleave and
+the locks are taken as often. Hashing happens in this one process, as the server's does in its one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 import uuid
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from operator import itemgetter
 from typing import Any
@@ -15,10 +22,12 @@ from typing import Any
 import asyncpg
 
 from bench.common import TENANT, raw_commit, raw_fixed, raw_line_hash
-from bench.ingest import END, LINES_PER_TREE, START, TREES, Run, steps
+from bench.ingest import BATCH, CLIENTS, END, LINES_PER_TREE, START, TREES, Run, steps
 from models.chain import GENESIS, compact_json
 from models.line_columns import INSERTED
 from resolvers import sentences
+from resolvers.checkpoints import KEEP, note_for
+from resolvers.write_path import COPY_FROM
 
 FIGURES = (
     "model", "route_rule", "attempts", "cost_micros", "call_id", "tool", "tool_call_id", "input_tokens",
@@ -39,6 +48,10 @@ TASK_COLUMNS = (
     "id", "tenant", "agent", "skill", "cause", "about", "given", "requester_id", "requester_name", "actor_id",
     "actor_name", "status", "started_at", "root_id", "depth", "sequence", "path", "chain_length", "chain_head",
 )
+LOCK = "SELECT chain_length, chain_head FROM agent_task WHERE id = $1 FOR UPDATE"
+MOVE = "UPDATE agent_task SET chain_length = $2, chain_head = $3 WHERE id = $1"
+END_TASK = ("UPDATE agent_task SET status = 'DONE', outcome = $2, result = $3, ended_at = $4, chain_length = $5, "
+            "chain_head = $6 WHERE id = $1")
 
 
 def insert(table: str, columns: tuple[str, ...]) -> str:
@@ -46,80 +59,163 @@ def insert(table: str, columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
 
 
-class Tree:
-    """One tree's rows, each line hashed after the one before as it is made."""
+@dataclass(slots=True)
+class Draft:
+    """A line as the kit sent it, not yet sealed: sealing needs the head read under the lock."""
 
-    def __init__(self, task: uuid.UUID) -> None:
-        self.task, self.head, self.turns = task, GENESIS, 0
-        self.lines: list[tuple] = []
-        self.calls: list[tuple] = []
+    kind: str
+    summary: str
+    payload: str | None
+    figures: list[Any]
+    at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
-    def line(self, kind: str, summary: str, payload: str | None, **given: Any) -> datetime:
-        seq, at = len(self.lines) + 1, datetime.now(timezone.utc)
-        f = [given.get(name) for name in FIGURES]
+
+def draft(kind: str, summary: str, payload: str | None, **given: Any) -> Draft:
+    return Draft(kind, summary, payload, [given.get(name) for name in FIGURES])
+
+
+def sealed(task: uuid.UUID, drafts: list[Draft], seq: int, head: str) -> tuple[list[tuple], int, str]:
+    """The drafts as stored rows, each hashed after the one before from (`seq`, `head`); the new length and head."""
+    rows = []
+    for d in drafts:
+        seq += 1
         salts = os.urandom(32).hex()
         summary_salt, payload_salt = salts[:32], salts[32:]
-        summary_hash, payload_hash = raw_commit(summary_salt, summary), raw_commit(payload_salt, payload or "")
-        model, route_rule, attempts, cost, _, tool, call_id, input_tokens, output_tokens, duration, is_error = f
-        fixed = raw_fixed(seq, kind, self.task, at, model, route_rule, attempts, cost, input_tokens, output_tokens,
+        summary_hash, payload_hash = raw_commit(summary_salt, d.summary), raw_commit(payload_salt, d.payload or "")
+        model, route_rule, attempts, cost, _, tool, call_id, input_tokens, output_tokens, duration, is_error = d.figures
+        fixed = raw_fixed(seq, d.kind, task, d.at, model, route_rule, attempts, cost, input_tokens, output_tokens,
                           tool, call_id, is_error, duration)
-        hash_ = raw_line_hash(self.head, fixed, summary_hash, payload_hash)
-        self.lines.append(as_inserted((TENANT, self.task, seq, kind, self.task, at, summary, payload, None, *f, None,
-                                       summary_salt, payload_salt, summary_hash, payload_hash, self.head, hash_)))
-        self.head = hash_
-        return at
-
-    def step(self, line: dict[str, Any]) -> None:
-        kind, f = next(iter(line.items()))
-        if kind == "modelCall":
-            call, self.turns = uuid.uuid4(), self.turns + 1
-            content = {"systemPrompt": f["systemPrompt"], "messages": f["messages"], "response": f["response"]}
-            at = self.line(
-                "MODEL_CALL", sentences.model_call(f["model"], f["routeRule"], f["costMicros"], f["response"], None),
-                compact_json(content), model=f["model"], route_rule=f["routeRule"], attempts=1,
-                cost_micros=f["costMicros"], call_id=call, input_tokens=f["inputTokens"],
-                output_tokens=f["outputTokens"], duration_ms=f["durationMs"],
-            )
-            self.calls.append((call, TENANT, self.task, str(self.task), self.turns, "Estimator", f["model"],
-                               f["provider"], f["routeRule"], 1, f["inputTokens"], f["outputTokens"], f["costMicros"],
-                               f["durationMs"], at, None))
-        elif kind == "toolCall":
-            self.line("TOOL_CALL", sentences.tool_call(f["tool"], False), compact_json(f["input"]), tool=f["tool"],
-                      tool_call_id=f["toolCallId"])
-        else:
-            self.line("TOOL_RESULT", sentences.tool_result(f["tool"], False, f["durationMs"]),
-                      compact_json(f["output"]), tool=f["tool"], tool_call_id=f["toolCallId"],
-                      duration_ms=f["durationMs"], is_error=False)
+        hash_ = raw_line_hash(head, fixed, summary_hash, payload_hash)
+        rows.append(as_inserted((TENANT, task, seq, d.kind, task, d.at, d.summary, d.payload, None, *d.figures, None,
+                                 summary_salt, payload_salt, summary_hash, payload_hash, head, hash_)))
+        head = hash_
+    return rows, seq, head
 
 
-async def write(conn: asyncpg.Connection, index: int) -> uuid.UUID:
-    task = uuid.uuid4()
-    tree = Tree(task)
-    started = tree.line("STARTED", sentences.started("Estimator", "EstimateRepair", START["requester"], False),
-                        START["given"])
-    for line in steps(index):
-        tree.step(line)
-    result = compact_json(END["result"])
-    ended = tree.line("ENDED", sentences.ended("DONE"), result)
+def step_draft(line: dict[str, Any]) -> Draft:
+    kind, f = next(iter(line.items()))
+    if kind == "modelCall":
+        content = {"systemPrompt": f["systemPrompt"], "messages": f["messages"], "response": f["response"]}
+        summary = sentences.model_call(f["model"], f["routeRule"], f["costMicros"], f["response"], None)
+        return draft("MODEL_CALL", summary, compact_json(content), model=f["model"], route_rule=f["routeRule"],
+                     attempts=1, cost_micros=f["costMicros"], call_id=uuid.uuid4(), input_tokens=f["inputTokens"],
+                     output_tokens=f["outputTokens"], duration_ms=f["durationMs"])
+    if kind == "toolCall":
+        return draft("TOOL_CALL", sentences.tool_call(f["tool"], False), compact_json(f["input"]), tool=f["tool"],
+                     tool_call_id=f["toolCallId"])
+    return draft("TOOL_RESULT", sentences.tool_result(f["tool"], False, f["durationMs"]), compact_json(f["output"]),
+                 tool=f["tool"], tool_call_id=f["toolCallId"], duration_ms=f["durationMs"], is_error=False)
+
+
+@dataclass
+class Tree:
+    lines: list[dict[str, Any]]
+    task: uuid.UUID | None = None
+    at: int = 0
+    turns: int = 0
+    ended: bool = False
+
+
+async def store(conn: asyncpg.Connection, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    if len(rows) >= COPY_FROM:
+        await conn.copy_records_to_table(table, records=rows, columns=columns)
+    elif len(rows) == 1:
+        await conn.execute(insert(table, columns), *rows[0])
+    elif rows:
+        await conn.executemany(insert(table, columns), rows)
+
+
+async def sign(conn: asyncpg.Connection, task: uuid.UUID, length: int, head: str) -> None:
+    note = note_for(TENANT, str(task), length, head)
+    if await conn.fetchval(KEEP, task, TENANT, length, head, note) is None:
+        raise AssertionError(f"tree {task}: a checkpoint at least {length} lines long is already kept")
+
+
+async def start(conn: asyncpg.Connection, tree: Tree) -> None:
+    task = tree.task = uuid.uuid4()
+    first = draft("STARTED", sentences.started("Estimator", "EstimateRepair", START["requester"], False),
+                  START["given"])
+    rows, length, head = sealed(task, [first], 0, GENESIS)
     async with conn.transaction():
         await conn.execute(insert("agent_task", TASK_COLUMNS), task, TENANT, "Estimator", "EstimateRepair",
                            "REQUEST", START["about"], START["given"], "mia", "Mia", "estimator", "Estimator",
-                           "RUNNING", started, task, 0, 1, str(task), 0, GENESIS)
-        await conn.executemany(insert("trace_event", INSERTED), tree.lines)
-        await conn.executemany(insert("llm_call", CALL_COLUMNS), tree.calls)
-        await conn.execute(
-            "UPDATE agent_task SET status = 'DONE', outcome = $2, result = $3, ended_at = $4, "
-            "chain_length = $5, chain_head = $6 WHERE id = $1",
-            task, END["outcome"], result, ended, len(tree.lines), tree.head,
-        )
-    return task
+                           "RUNNING", first.at, task, 0, 1, str(task), length, head)
+        await store(conn, "trace_event", INSERTED, rows)
+        await sign(conn, task, length, head)
 
 
-async def baseline(url: str) -> Run:
-    conn = await asyncpg.connect(url)
+async def append(conn: asyncpg.Connection, tree: Tree, chunk: list[dict[str, Any]]) -> None:
+    drafts = [step_draft(line) for line in chunk]
+    task = tree.task
+    async with conn.transaction():
+        length, head = await conn.fetchrow(LOCK, task)
+        rows, length, head = sealed(task, drafts, length, head)
+        calls = []
+        for d in drafts:
+            if d.kind == "MODEL_CALL":
+                tree.turns += 1
+                model, route_rule, _, cost, call_id, *_, input_tokens, output_tokens, duration, _ = d.figures
+                calls.append((call_id, TENANT, task, str(task), tree.turns, "Estimator", model, "scripted",
+                              route_rule, 1, input_tokens, output_tokens, cost, duration, d.at, None))
+        await store(conn, "trace_event", INSERTED, rows)
+        await store(conn, "llm_call", CALL_COLUMNS, calls)
+        await conn.execute(MOVE, task, length, head)
+        await sign(conn, task, length, head)
+
+
+async def end(conn: asyncpg.Connection, tree: Tree) -> None:
+    result = compact_json(END["result"])
+    last = draft("ENDED", sentences.ended("DONE"), result)
+    async with conn.transaction():
+        length, head = await conn.fetchrow(LOCK, tree.task)
+        rows, length, head = sealed(tree.task, [last], length, head)
+        await store(conn, "trace_event", INSERTED, rows)
+        await conn.execute(END_TASK, tree.task, END["outcome"], result, last.at, length, head)
+        await sign(conn, tree.task, length, head)
+    tree.ended = True
+
+
+async def next_step(conn: asyncpg.Connection, tree: Tree, batch: int) -> None:
+    if tree.task is None:
+        await start(conn, tree)
+    elif tree.at < len(tree.lines):
+        chunk = tree.lines[tree.at:tree.at + batch]
+        await append(conn, tree, chunk)
+        tree.at += len(chunk)
+    else:
+        await end(conn, tree)
+
+
+async def baseline(url: str, batch: int = BATCH) -> Run:
+    """Every tree written by CLIENTS connections, `batch` lines a transaction (1: a transaction per line). The
+    connections are opened, and their types loaded by one tree written before the clock, outside the figure."""
+    conns = [await asyncpg.connect(url) for _ in range(CLIENTS)]
     try:
-        start = time.perf_counter()
-        roots = [str(await write(conn, i)) for i in range(TREES)]
-        return Run(TREES * LINES_PER_TREE, time.perf_counter() - start, roots)
+        for conn in conns:
+            warm = Tree(steps(0)[:3 * COPY_FROM + 1])
+            for size in (1, 3 * COPY_FROM, 1, 1):
+                await next_step(conn, warm, size)
+        trees: asyncio.Queue[Tree | None] = asyncio.Queue()
+        for i in range(TREES):
+            trees.put_nowait(Tree(steps(i)))
+        done: list[Tree] = []
+
+        async def client(conn: asyncpg.Connection) -> None:
+            while (tree := await trees.get()) is not None:
+                await next_step(conn, tree, batch)
+                if not tree.ended:
+                    trees.put_nowait(tree)
+                    continue
+                done.append(tree)
+                if len(done) == TREES:
+                    for _ in conns:
+                        trees.put_nowait(None)
+
+        start_at = time.perf_counter()
+        async with asyncio.TaskGroup() as group:
+            for conn in conns:
+                group.create_task(client(conn))
+        seconds = time.perf_counter() - start_at
+        return Run(TREES * LINES_PER_TREE, seconds, [str(t.task) for t in done])
     finally:
-        await conn.close()
+        await asyncio.gather(*(conn.close() for conn in conns))

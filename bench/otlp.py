@@ -10,11 +10,15 @@ side pays a full collection of the other's leftovers.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import os
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
+from typing import Any
 
 import asyncpg
 import httpx
@@ -30,10 +34,12 @@ from bench.ingest import SECRET
 from models.chain import GENESIS, compact_json
 from permissions.tokens import issue_token
 from resolvers import sentences
+from resolvers.checkpoints import KEEP, note_for
 
 AGENTS, LLMS, TOOLS, DEPTH, FAN_OUT = 188, 562, 250, 5, 4
 SPANS = AGENTS + LLMS + TOOLS
 BATCH = 512
+CHUNK = 250
 GIVE_UP_S = 120
 TEXT = ("The rear brake does not bite; the pads are worn to the metal and the cable is frayed near the lever. " * 4)[:300]
 WHOLE = """{ tasks(filter: { rootsOnly: true, agent: "Estimator" }, first: 1) {
@@ -159,84 +165,126 @@ def _time(ns: int) -> datetime:
     return datetime.fromtimestamp(ns / 1e9, timezone.utc)
 
 
-async def baseline(url: str, spans: list[ReadableSpan]) -> float:
-    """The same tasks, lines and meter rows, hashed and written with asyncpg in one transaction, from the same
-    spans; no parsing, mapping, waiting, access or reading back."""
+async def baseline(conn: asyncpg.Connection, spans: list[ReadableSpan]) -> float:
+    """The same tasks, lines, meter rows and signed checkpoint, hashed and written with asyncpg COPY in one
+    transaction, from the same spans; no parsing, mapping, waiting, access or reading back. The connection is
+    open and its types loaded (`warm`) before the clock starts, as a server's pooled connections are."""
     gc.collect()
     start = time.perf_counter()
-    root = uuid.uuid4()
-    tasks: dict[int, tuple] = {}
-    counts: dict[uuid.UUID, int] = {}
-    ordered = sorted((s for s in spans if s.attributes["gen_ai.operation.name"] == "invoke_agent"),
-                     key=lambda s: s.start_time)
-    task_rows, lines, calls, turns = [], [], [], {}
-    for s in ordered:
-        parent = tasks.get(s.parent.span_id) if s.parent else None
-        tid = root if parent is None else uuid.uuid4()
-        path = str(tid) if parent is None else f"{parent[1]}/{tid}"
-        depth = 0 if parent is None else parent[2] + 1
-        counts[parent[0] if parent else tid] = counts.get(parent[0] if parent else tid, 0) + 1
-        tasks[s.context.span_id] = (tid, path, depth, s.attributes["gen_ai.agent.name"])
-        task_rows.append((tid, TENANT, s.attributes["gen_ai.agent.name"], s.name, "REQUEST", TEXT, "mia", "workshop",
-                          "DONE", TEXT, _time(s.start_time), _time(s.end_time), parent[0] if parent else None, root,
-                          depth, counts[parent[0] if parent else tid], path, 0, GENESIS))
-    events = []
-    for s in spans:
-        kind = s.attributes["gen_ai.operation.name"]
-        if kind == "invoke_agent":
-            events += [(s.start_time, 0, "STARTED", s), (s.end_time, 3, "ENDED", s)]
-        elif kind == "chat":
-            events.append((s.end_time, 1, "MODEL_CALL", s))
-        else:
-            events += [(s.start_time, 1, "TOOL_CALL", s), (s.end_time, 2, "TOOL_RESULT", s)]
-    events.sort(key=lambda e: (e[0], e[1]))
-    head = GENESIS
-    for seq, (ns, _, kind, s) in enumerate(events, 1):
-        owner = tasks[s.context.span_id] if kind in ("STARTED", "ENDED") else tasks[s.parent.span_id]
-        at = _time(ns)
-        figures = dict(model=None, attempts=None, cost=None, tool=None, call_id=None, inp=None, out=None, dur=None,
-                       err=None)
-        call = None
-        if kind == "STARTED":
-            summary, payload = sentences.started(owner[3], s.name, {"id": "mia"}, owner[2] > 0), TEXT
-        elif kind == "ENDED":
-            summary, payload = sentences.ended("DONE"), TEXT
-        elif kind == "MODEL_CALL":
-            figures.update(model="Everyday", attempts=1, cost=210, inp=800, out=60,
-                           dur=(s.end_time - s.start_time) // 1_000_000)
-            payload = compact_json({"systemPrompt": None, "messages": TEXT, "response": TEXT})
-            summary = sentences.model_call("Everyday", None, 210, TEXT, None)
-            call = uuid.uuid4()
-            turns[owner[0]] = turns.get(owner[0], 0) + 1
-            calls.append((call, TENANT, owner[0], owner[1], turns[owner[0]], owner[3], "Everyday", "scripted", 1, 800,
-                          60, 210, figures["dur"], at))
-        else:
-            figures.update(tool="PartsFor", call_id=s.attributes["gen_ai.tool.call.id"])
-            if kind == "TOOL_RESULT":
-                figures.update(err=False, dur=(s.end_time - s.start_time) // 1_000_000)
-            payload = TEXT
-            summary = sentences.tool_call("PartsFor", False) if kind == "TOOL_CALL" else \
-                sentences.tool_result("PartsFor", False, figures["dur"])
-        salts = os.urandom(32).hex()
-        summary_salt, payload_salt = salts[:32], salts[32:]
-        summary_hash, payload_hash = raw_commit(summary_salt, summary), raw_commit(payload_salt, payload)
-        fixed = raw_fixed(seq, kind, owner[0], at, figures["model"], None, figures["attempts"], figures["cost"],
-                          figures["inp"], figures["out"], figures["tool"], figures["call_id"], figures["err"],
-                          figures["dur"])
-        hash_ = raw_line_hash(head, fixed, summary_hash, payload_hash)
-        lines.append((TENANT, root, seq, kind, owner[0], at, summary, payload, figures["model"], figures["attempts"],
-                      figures["cost"], call, figures["tool"], figures["call_id"], figures["inp"], figures["out"],
-                      figures["dur"], figures["err"], summary_salt, payload_salt, summary_hash, payload_hash, head,
-                      hash_))
-        head = hash_
-    conn = await asyncpg.connect(url)
-    try:
-        async with conn.transaction():
-            await conn.copy_records_to_table("agent_task", records=task_rows, columns=TASK_COLUMNS)
-            await conn.copy_records_to_table("llm_call", records=calls, columns=CALL_COLUMNS)
-            await conn.copy_records_to_table("trace_event", records=lines, columns=LINE_COLUMNS)
-            await conn.execute("UPDATE agent_task SET chain_length = $2, chain_head = $3 WHERE id = $1",
-                               root, len(lines), head)
-    finally:
-        await conn.close()
+    async with conn.transaction(), InOrder() as writes:
+        root = uuid.uuid4()
+        tasks: dict[int, tuple] = {}
+        counts: dict[uuid.UUID, int] = {}
+        ordered = sorted((s for s in spans if s.attributes["gen_ai.operation.name"] == "invoke_agent"),
+                         key=lambda s: s.start_time)
+        task_rows, lines, calls, turns = [], [], [], {}
+        for s in ordered:
+            parent = tasks.get(s.parent.span_id) if s.parent else None
+            tid = root if parent is None else uuid.uuid4()
+            path = str(tid) if parent is None else f"{parent[1]}/{tid}"
+            depth = 0 if parent is None else parent[2] + 1
+            counts[parent[0] if parent else tid] = counts.get(parent[0] if parent else tid, 0) + 1
+            tasks[s.context.span_id] = (tid, path, depth, s.attributes["gen_ai.agent.name"])
+            task_rows.append((
+                tid, TENANT, s.attributes["gen_ai.agent.name"], s.name, "REQUEST", TEXT, "mia", "workshop", "DONE",
+                TEXT, _time(s.start_time), _time(s.end_time), parent[0] if parent else None, root, depth,
+                counts[parent[0] if parent else tid], path, 0, GENESIS,
+            ))
+        writes.send(conn.copy_records_to_table, "agent_task", records=task_rows, columns=TASK_COLUMNS)
+        events = []
+        for s in spans:
+            kind = s.attributes["gen_ai.operation.name"]
+            if kind == "invoke_agent":
+                events += [(s.start_time, 0, "STARTED", s), (s.end_time, 3, "ENDED", s)]
+            elif kind == "chat":
+                events.append((s.end_time, 1, "MODEL_CALL", s))
+            else:
+                events += [(s.start_time, 1, "TOOL_CALL", s), (s.end_time, 2, "TOOL_RESULT", s)]
+        events.sort(key=lambda e: (e[0], e[1]))
+        head = GENESIS
+        for seq, (ns, _, kind, s) in enumerate(events, 1):
+            owner = tasks[s.context.span_id] if kind in ("STARTED", "ENDED") else tasks[s.parent.span_id]
+            at = _time(ns)
+            figures = dict(model=None, attempts=None, cost=None, tool=None, call_id=None, inp=None, out=None, dur=None,
+                           err=None)
+            call = None
+            if kind == "STARTED":
+                summary, payload = sentences.started(owner[3], s.name, {"id": "mia"}, owner[2] > 0), TEXT
+            elif kind == "ENDED":
+                summary, payload = sentences.ended("DONE"), TEXT
+            elif kind == "MODEL_CALL":
+                figures.update(model="Everyday", attempts=1, cost=210, inp=800, out=60,
+                               dur=(s.end_time - s.start_time) // 1_000_000)
+                payload = compact_json({"systemPrompt": None, "messages": TEXT, "response": TEXT})
+                summary = sentences.model_call("Everyday", None, 210, TEXT, None)
+                call = uuid.uuid4()
+                turns[owner[0]] = turns.get(owner[0], 0) + 1
+                calls.append((call, TENANT, owner[0], owner[1], turns[owner[0]], owner[3], "Everyday", "scripted", 1,
+                              800, 60, 210, figures["dur"], at))
+            else:
+                figures.update(tool="PartsFor", call_id=s.attributes["gen_ai.tool.call.id"])
+                if kind == "TOOL_RESULT":
+                    figures.update(err=False, dur=(s.end_time - s.start_time) // 1_000_000)
+                payload = TEXT
+                summary = sentences.tool_call("PartsFor", False) if kind == "TOOL_CALL" else \
+                    sentences.tool_result("PartsFor", False, figures["dur"])
+            salts = os.urandom(32).hex()
+            summary_salt, payload_salt = salts[:32], salts[32:]
+            summary_hash, payload_hash = raw_commit(summary_salt, summary), raw_commit(payload_salt, payload)
+            fixed = raw_fixed(seq, kind, owner[0], at, figures["model"], None, figures["attempts"], figures["cost"],
+                              figures["inp"], figures["out"], figures["tool"], figures["call_id"], figures["err"],
+                              figures["dur"])
+            hash_ = raw_line_hash(head, fixed, summary_hash, payload_hash)
+            lines.append((
+                TENANT, root, seq, kind, owner[0], at, summary, payload, figures["model"], figures["attempts"],
+                figures["cost"], call, figures["tool"], figures["call_id"], figures["inp"], figures["out"],
+                figures["dur"], figures["err"], summary_salt, payload_salt, summary_hash, payload_hash, head, hash_,
+            ))
+            head = hash_
+            if len(lines) == CHUNK:
+                writes.send(conn.copy_records_to_table, "trace_event", records=lines, columns=LINE_COLUMNS)
+                lines = []
+                await asyncio.sleep(0)
+        writes.send(conn.copy_records_to_table, "trace_event", records=lines, columns=LINE_COLUMNS)
+        writes.send(conn.copy_records_to_table, "llm_call", records=calls, columns=CALL_COLUMNS)
+        writes.send(conn.execute, "UPDATE agent_task SET chain_length = $2, chain_head = $3 WHERE id = $1", root,
+                    seq, head)
+        writes.send(conn.execute, KEEP, root, TENANT, seq, head, note_for(TENANT, str(root), seq, head))
     return time.perf_counter() - start
+
+
+class InOrder:
+    """Statements sent in order on one connection by a task of their own while the caller goes on hashing, as
+    agentlog's placing does (`resolvers/pipeline.py`); leaving the block waits for them all."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[tuple | None] = asyncio.Queue()
+
+    def send(self, statement: Callable[..., Awaitable[Any]], *args: Any, **kwargs: Any) -> None:
+        self.queue.put_nowait((statement, args, kwargs))
+
+    async def _run(self) -> None:
+        while (job := await self.queue.get()) is not None:
+            statement, args, kwargs = job
+            await statement(*args, **kwargs)
+
+    async def __aenter__(self) -> InOrder:
+        self.task = asyncio.create_task(self._run())
+        return self
+
+    async def __aexit__(self, kind: Any, error: BaseException | None, trace: Any) -> None:
+        self.queue.put_nowait(None)
+        if error is not None:
+            self.task.cancel()
+            with contextlib.suppress(BaseException):
+                await self.task
+            return
+        await self.task
+
+
+async def warm(url: str) -> asyncpg.Connection:
+    """A connection that has written one trace already, untimed: its statements are prepared and its types
+    known, as on a server's pooled connection."""
+    conn = await asyncpg.connect(url)
+    await baseline(conn, make_spans())
+    return conn

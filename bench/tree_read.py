@@ -7,10 +7,13 @@ Run by hand against a PostgreSQL server (a fresh database is made and dropped fo
 Each tree has depth 5, a fan-out of about 4 at 1,000 tasks, and 10 lines and 3 meter rows per task. The
 request asks, five levels of children deep, for each task's status, all-in cost and its trace's sentences
 and kinds; it goes through the ASGI app with a requester's token. The baseline fetches the same rows with
-asyncpg and assembles the same JSON by hand; both answers are checked equal. The two take turns, and the
-median of each is printed with their ratio and the SQL statements agentlog's request sent. Trees of 100,
-1,000 and 10,000 tasks are read; the last row reads 1,000 again after `gc.freeze()`, as a server can do
-once it has started.
+asyncpg on a warm pool, assembles the same answer by hand and encodes it with orjson, as agentlog's answers
+are, behind a plain Starlette route reached through the same in-process HTTP client; both answers are
+checked equal. What the baseline leaves out is agentlog's own work: the token, the access decision per
+task, GraphQL parsing, validation and execution. The two take turns, and the median of each is printed with
+their ratio and the SQL statements agentlog's request sent. Trees of 100, 1,000 and 10,000 tasks are read;
+the last row reads 1,000 again with the garbage collector set as the server sets it once started
+(`graph.app.settle_heap`: `gc.freeze()` and `AGENTLOG_GC_YOUNG`), which then holds for both sides.
 """
 
 from __future__ import annotations
@@ -31,9 +34,14 @@ from typing import Any
 
 import asyncpg
 import httpx
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from bench.common import fresh_database
-from graph.app import create_app
+from graph.app import create_app, settle_heap
 from models.chain import GENESIS, Line, compact_json, seal
 from models.line_columns import INSERTED, inserted_row
 from permissions.tokens import issue_token
@@ -254,7 +262,23 @@ async def baseline_read(pool: asyncpg.Pool, root: uuid.UUID) -> bytes:
     for task in tasks:
         if nodes[task["id"]]["children"] == [] and task["path"].count("/") == DEPTH:
             del nodes[task["id"]]["children"]
-    return json.dumps({"data": {"task": nodes[root]}}).encode()
+    return orjson.dumps({"data": {"task": nodes[root]}})
+
+
+def baseline_app(pool: asyncpg.Pool) -> Starlette:
+    """The baseline behind one plain route, so that it is reached through the same HTTP client as agentlog."""
+
+    async def tree(request: Request) -> Response:
+        return Response(await baseline_read(pool, uuid.UUID(request.path_params["root"])),
+                        media_type="application/json")
+
+    return Starlette(routes=[Route("/tree/{root}", tree)])
+
+
+async def baseline_request(http: httpx.AsyncClient, root: uuid.UUID) -> bytes:
+    response = await http.get(f"/tree/{root}")
+    response.raise_for_status()
+    return response.content
 
 
 async def timed(reads: dict[str, Callable[[], Any]], runs: int) -> dict[str, tuple[float, bytes]]:
@@ -272,27 +296,31 @@ async def timed(reads: dict[str, Callable[[], Any]], runs: int) -> dict[str, tup
 async def measure(tasks: int, runs: int, server: str = SERVER, frozen: bool = False) -> dict:
     """Median milliseconds of agentlog's request and of the baseline, their ratio, and statements per request.
 
-    `frozen` moves everything alive after the warm-up out of the garbage collector's sight (`gc.freeze()`),
-    as a server can do once it has started.
+    `frozen` sets the garbage collector as the served app does once started (`settle_heap`), after the
+    warm-up; both sides run in this process, so both then have it.
     """
     tree = fake_tree(tasks)
+    thresholds = gc.get_threshold()
     async with fresh_database(server) as url:
         await store(url, tree)
         token = issue_token("mia", TENANT, roles=["Mechanic"], name="Mia")
         transport = httpx.ASGITransport(app=create_app(url))
         pool = await asyncpg.create_pool(url, min_size=1, max_size=1)
+        raw = httpx.ASGITransport(app=baseline_app(pool))
         try:
-            async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
+            async with (httpx.AsyncClient(transport=transport, base_url="http://bench") as http,
+                        httpx.AsyncClient(transport=raw, base_url="http://bench") as plain):
                 with counted() as seen:
                     await agentlog_read(http, tree.root, token)
                 if frozen:
-                    gc.freeze()
+                    settle_heap()
                 found = await timed({
                     "agentlog": lambda: agentlog_read(http, tree.root, token),
-                    "baseline": lambda: baseline_read(pool, tree.root),
+                    "baseline": lambda: baseline_request(plain, tree.root),
                 }, runs)
         finally:
             gc.unfreeze()
+            gc.set_threshold(*thresholds)
             await pool.close()
     (agentlog_ms, ours), (baseline_ms, theirs) = found["agentlog"], found["baseline"]
     if json.loads(ours) != json.loads(theirs):

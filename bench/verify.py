@@ -101,42 +101,43 @@ async def agentlog_verify(root_id: uuid.UUID) -> tuple[float, int]:
     return seconds, check.lines
 
 
-async def baseline_verify(url: str, root_id: uuid.UUID, batch: int = 5000) -> tuple[float, int]:
-    """The same columns fetched with asyncpg in the same keyset batches, and the same bytes hashed with hashlib."""
-    conn = await asyncpg.connect(url)
+async def baseline_verify(conn: asyncpg.Connection, root_id: uuid.UUID, batch: int = 5000) -> tuple[float, int]:
+    """The same columns fetched with asyncpg in the same keyset batches, and the same bytes hashed with hashlib, on
+    a connection opened before the clock (warm after its first run, as agentlog's pooled one is)."""
     query = (f"SELECT {', '.join(SEALED)} FROM trace_event WHERE root_id = $1 AND seq > $2 "
              "ORDER BY seq LIMIT $3")
-    try:
-        start = time.perf_counter()
-        prev, after, count = GENESIS, 0, 0
-        while True:
-            rows = await conn.fetch(query, root_id, after, batch)
-            for (seq, kind, task, at, summary, payload, summary_salt, payload_salt, summary_hash, payload_hash,
-                 prev_hash, hash_, model, route_rule, attempts, cost, input_tokens, output_tokens, tool, call_id,
-                 is_error, duration) in rows:
-                fixed = raw_fixed(seq, kind, task, at, model, route_rule, attempts, cost, input_tokens, output_tokens,
-                                  tool, call_id, is_error, duration)
-                if (seq != count + 1 or prev_hash != prev or raw_commit(summary_salt, summary) != summary_hash
-                        or raw_commit(payload_salt, payload or "") != payload_hash
-                        or raw_line_hash(prev_hash, fixed, summary_hash, payload_hash) != hash_):
-                    raise AssertionError(f"the baseline found line {seq} broken")
-                prev, count = hash_, count + 1
-            if len(rows) < batch:
-                break
-            after = rows[-1][0]
-        return time.perf_counter() - start, count
-    finally:
-        await conn.close()
+    start = time.perf_counter()
+    prev, after, count = GENESIS, 0, 0
+    while True:
+        rows = await conn.fetch(query, root_id, after, batch)
+        for (seq, kind, task, at, summary, payload, summary_salt, payload_salt, summary_hash, payload_hash,
+             prev_hash, hash_, model, route_rule, attempts, cost, input_tokens, output_tokens, tool, call_id,
+             is_error, duration) in rows:
+            fixed = raw_fixed(seq, kind, task, at, model, route_rule, attempts, cost, input_tokens, output_tokens,
+                              tool, call_id, is_error, duration)
+            if (seq != count + 1 or prev_hash != prev or raw_commit(summary_salt, summary) != summary_hash
+                    or raw_commit(payload_salt, payload or "") != payload_hash
+                    or raw_line_hash(prev_hash, fixed, summary_hash, payload_hash) != hash_):
+                raise AssertionError(f"the baseline found line {seq} broken")
+            prev, count = hash_, count + 1
+        if len(rows) < batch:
+            break
+        after = rows[-1][0]
+    return time.perf_counter() - start, count
 
 
 async def timings(url: str, root_id: uuid.UUID, runs: int = RUNS) -> tuple[float, float]:
     """Median seconds of agentlog and of the baseline, run alternately after one warm-up of each."""
     ours, theirs = [], []
-    await agentlog_verify(root_id)
-    await baseline_verify(url, root_id)
-    for _ in range(runs):
-        ours.append((await agentlog_verify(root_id))[0])
-        theirs.append((await baseline_verify(url, root_id))[0])
+    conn = await asyncpg.connect(url)
+    try:
+        await agentlog_verify(root_id)
+        await baseline_verify(conn, root_id)
+        for _ in range(runs):
+            ours.append((await agentlog_verify(root_id))[0])
+            theirs.append((await baseline_verify(conn, root_id))[0])
+    finally:
+        await conn.close()
     return statistics.median(ours), statistics.median(theirs)
 
 
@@ -168,7 +169,11 @@ async def measure_rss(url: str, root_id: uuid.UUID, mode: str) -> dict:
         if mode == "agentlog":
             seconds, count = await agentlog_verify(root_id)
         else:
-            seconds, count = await baseline_verify(url, root_id)
+            conn = await asyncpg.connect(url)
+            try:
+                seconds, count = await baseline_verify(conn, root_id)
+            finally:
+                await conn.close()
         return {"lines": count, "seconds": round(seconds, 2), "before_mb": round(before, 1),
                 "added_mb": round(memory_mb("VmHWM") - before, 1)}
     finally:

@@ -1,9 +1,9 @@
-"""Records one piece of work against a running agentlog with the kit client, reads it back as two people,
-and verifies it.
+"""Records one piece of work against a running agentlog with the kit client, reads it back as three people,
+verifies it, and prints the task's id and its inspector link.
 
     python docs/walkthrough.py [http://127.0.0.1:8000]
 
-Needs `agentlog-kit` (`pip install -e kit`) and the `agentlog token` command.
+Needs `agentlog-kit` (`pip install -e kit`) and the `agentlog` command on PATH.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ import httpx
 
 from agentlog_kit import Kit
 
-URL = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:8000"
-MIA_PERSON = {"id": "mia", "name": "Mia"}
+URL = (sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:8000").rstrip("/")
 
 
 def token(*args: str) -> str:
@@ -28,6 +27,7 @@ def token(*args: str) -> str:
 KIT = token("--sub", "kit", "--kit")
 MIA = token("--sub", "mia", "--name", "Mia", "--roles", "Mechanic")
 NOOR = token("--sub", "noor", "--name", "Noor", "--roles", "Manager")
+ANA = token("--sub", "ana", "--name", "Ana", "--roles", "Auditor")
 
 
 def read(bearer: str, query: str, **variables: object) -> dict:
@@ -39,11 +39,15 @@ def read(bearer: str, query: str, **variables: object) -> dict:
 
 
 with Kit(URL, KIT) as kit:
+    # Managers may read the transcripts of the Estimator's work.
     kit.register_agent("Estimator", roles=["Helper"], transcript_readers=["Manager"])
-    kit.define_policies(supervises_agents=["Manager"])
+    # Who reads what is decided by role: a Manager supervises the tenant's agents (figures, words and sentences,
+    # never content); an Auditor audits them (everything, content included). Mia reads her own tasks as their
+    # requester, whatever her roles.
+    kit.define_policies(supervises_agents=["Manager"], audits_agents=["Auditor"])
     with kit.task(agent="Estimator", skill="EstimateRepair", actor={"id": "estimator", "name": "Estimator"},
-                  requester=MIA_PERSON, given="Rear brake does not bite.", limit_micros=50_000,
-                  about="Ticket T-7") as t:
+                  requester={"id": "mia", "name": "Mia"}, given="Rear brake does not bite.", limit_micros=50_000,
+                  about="Ticket T-7", trigger="Mia asked for an estimate of T-7.") as t:
         for step, tool, args, answer in [
             (1, "PartsFor", {"fault": "rear brake"}, ["brake pads", "cable"]),
             (2, "NoteRepair", {"note": "New pads and a cable: one hour."}, "Noted on T-7."),
@@ -59,10 +63,26 @@ with Kit(URL, KIT) as kit:
         t.outcome = "Estimated one hour."
         t.result = {"hours": 1}
 
-READ = """query($id: ID!) {
-  task(id: $id) { status spentMicros modelCalls toolCalls turns about given
-                  record { seq kind summary contentAccess payload } }
+STEPS = """query($id: ID!) { task(id: $id) { record { seq kind summary contentAccess payload } } }"""
+
+
+def steps(who: str, bearer: str, first: int = 9) -> None:
+    print(f"\n{who}:")
+    for line in read(bearer, STEPS, id=t.id)["task"]["record"][:first]:
+        seen = line["payload"] if line["contentAccess"] == "SHOWN" else f"(content {line['contentAccess']})"
+        print(f"  {line['seq']}. {line['summary']}  {seen or ''}")
+
+
+receipt = read(MIA, """query($id: ID!) {
+  task(id: $id) { status spentMicros modelCalls toolCalls about outcome }
   verifyTrace(task: $id) { intact lines brokenAt problem }
-}"""
-print("Mia, who asked:", json.dumps(read(MIA, READ, id=t.id), indent=2))
-print("Noor, who supervises (no content):", json.dumps(read(NOOR, READ, id=t.id)["task"]["record"][:3], indent=2))
+}""", id=t.id)
+print("The receipt, as Mia reads it:", json.dumps(receipt["task"]))
+steps("Mia, who asked, reads every step and its content", MIA)
+steps("Noor, a Manager (supervisesAgents), reads the sentences but not the content (the first three)", NOOR, first=3)
+steps("Ana, an Auditor (auditsAgents), reads everything, as Mia does (the first three steps)", ANA, first=3)
+print("\nverifyTrace:", json.dumps(receipt["verifyTrace"]))
+print(f"\nThe task's id: {t.id}")
+print(f"Open it in the inspector as Mia: {URL}/inspect/{t.id}#token={MIA}")
+print("To read it by hand, as in the README:")
+print(f"export TASK={t.id}")

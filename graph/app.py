@@ -1,7 +1,7 @@
 """The ASGI app: GraphQL at /graphql (GraphiQL on GET, subscriptions over graphql-transport-ws), the REST
 session transcript and its /openapi.json, the inspector at /inspect, the export at /export, OTLP at /v1/traces,
 liveness at /healthz, readiness at /readyz, metrics at /metrics; every route behind the body limit, and answering
-503 while the database cannot be reached."""
+503 while the database cannot be reached; /graphql, /export/* and /v1/traces open to AGENTLOG_CORS_ORIGINS."""
 
 from __future__ import annotations
 
@@ -25,21 +25,26 @@ from tortoise.contrib.starlette import RegisterTortoise
 from graph import export_route, http_errors, inspector, otlp, rest
 from graph.body_limit import BodyLimit
 from graph.context import Context
+from graph.cors import CrossOrigin
+from graph.identity import ProviderKeysReady
 from graph.readiness import readyz
 from graph.request_log import RequestLog
 from graph.schema import build_schema
 from graph.subscription import admit
 from graph.unavailable import Unavailable
-from graph.view import JSONErrorsView
+from graph.view import AdmittedRequests, JSONErrorsView
+from graph.websocket import TextFrames
 from models import db, fast_json
-from permissions.tokens import principal_from_header
+from permissions.tokens import keys_ready, principal_from_header
 from resolvers import bus, metrics, otlp_ingest, retention, settings, signing
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
 
 
-class AgentlogGraphQL(JSONErrorsView, GraphQL):
+class AgentlogGraphQL(JSONErrorsView, AdmittedRequests, GraphQL):
+    websocket_adapter_class = TextFrames  # type: ignore[assignment]
+
     async def render_graphql_ide(self, request: Any) -> HTMLResponse:
         return inspector.GRAPHIQL.response()
 
@@ -61,6 +66,7 @@ class AgentlogGraphQL(JSONErrorsView, GraphQL):
         """The token comes in connection_init as {"Authorization": "Bearer <token>"}, or in the upgrade's header."""
         params = context.connection_params or {}
         header = params.get("Authorization") or params.get("authorization") or context.request.headers.get("authorization")
+        await keys_ready(header if isinstance(header, str) else None)
         try:
             admit(context, header if isinstance(header, str) else None)
         except Unauthenticated as exc:
@@ -98,6 +104,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
         graphql_ide="graphiql",
         allow_queries_via_get=False,
         subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL],
+        allowed_origins=settings.cors_origins(),
     )
 
     @asynccontextmanager
@@ -123,6 +130,8 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
     ]
     middleware = [
         Middleware(RequestLog),
+        Middleware(CrossOrigin, origins=settings.cors_origins()),
+        Middleware(ProviderKeysReady),
         Middleware(BodyLimit, max_bytes=settings.max_body_bytes()),
         Middleware(Unavailable),
     ]

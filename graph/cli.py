@@ -41,7 +41,15 @@ def serve(args: argparse.Namespace) -> int:
     except SigningKeyError as exc:
         print(exc, file=sys.stderr)
         return 2
-    if not os.environ.get("AGENTLOG_JWT_SECRET"):
+    missing = missing_database(db.database_url())
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
+    if not os.environ.get("AGENTLOG_JWT_SECRET") and settings.oidc_issuer():
+        logging.getLogger("agentlog").warning(
+            "AGENTLOG_JWT_SECRET is not set: only the identity provider's tokens are accepted, so no kit can write."
+        )
+    elif not os.environ.get("AGENTLOG_JWT_SECRET"):
         if not is_loopback(args.host):
             print(
                 f"AGENTLOG_JWT_SECRET is not set, so tokens would be signed with a development key anyone can know; "
@@ -61,6 +69,34 @@ def serve(args: argparse.Namespace) -> int:
     uvicorn.run("graph.serving:served_app", factory=True, host=args.host, port=args.port, workers=args.workers,
                 log_config=None, access_log=False)
     return 0
+
+
+def missing_database(url: str) -> str | None:
+    """The line to stop on when the URL names a PostgreSQL database that does not exist on a server that answers.
+
+    Any other failure to connect is left to the server's start, which says what it met."""
+    if not url.startswith(("postgres://", "postgresql://", "asyncpg://")):
+        return None
+    import asyncpg
+    from tortoise.backends.base.config_generator import expand_db_url
+
+    found = expand_db_url(url)["credentials"]
+
+    async def attempt() -> str | None:
+        try:
+            connection = await asyncpg.connect(host=found["host"], port=found["port"], user=found["user"],
+                                               password=found.get("password"), database=found["database"], timeout=10)
+        except asyncpg.InvalidCatalogNameError:
+            where = f"{found['host']}:{found['port']}"
+            return (f"AGENTLOG_DATABASE_URL names the PostgreSQL database {found['database']!r}, which does not exist "
+                    f"on {where}: create it (createdb -h {found['host']} -p {found['port']} -U {found['user']} "
+                    f"{found['database']}) or name one that does.")
+        except Exception:
+            return None
+        await connection.close()
+        return None
+
+    return asyncio.run(attempt())
 
 
 def share_metrics() -> None:
@@ -102,10 +138,14 @@ def duration(text: str) -> timedelta:
 
 
 def token(args: argparse.Namespace) -> int:
-    from permissions.tokens import issue_token
+    from permissions.tokens import NoSecret, issue_token
 
     roles = [r for part in args.roles for r in part.split(",") if r]
-    print(issue_token(args.sub, args.tenant, roles=roles, name=args.name, kit=args.kit, ttl=args.ttl))
+    try:
+        print(issue_token(args.sub, args.tenant, roles=roles, name=args.name, kit=args.kit, ttl=args.ttl))
+    except NoSecret as exc:
+        print(exc, file=sys.stderr)
+        return 2
     return 0
 
 

@@ -4,11 +4,10 @@ import strawberry
 
 from graph.context import Info
 from graph.types.erasure_record import LOG_READERS, ErasureRecord
-from permissions.access import Access
-from permissions.table import ERASERS
+from permissions.access import ERASERS_NAMED, Access
 from resolvers import erasure
 
-REQUIRES = f"Requires {', '.join(sorted(reader.value for reader in ERASERS))}."
+REQUIRES = f"Requires {ERASERS_NAMED}."
 WHO = f"{REQUIRES} Refused while any task of the tree runs."
 
 

@@ -9,9 +9,11 @@ import re
 from pathlib import Path
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+
+from resolvers import settings
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 INLINE_SCRIPT = re.compile(r"<script[^>]*>(.*?)</script>", re.S)
@@ -23,14 +25,23 @@ def inline_hashes(html: str) -> str:
     return " ".join(f"'sha256-{base64.b64encode(d).decode()}'" for d in digests)
 
 
-def policy(html: str, style: str) -> str:
+def issuer_origin() -> str | None:
+    """The identity provider's origin, which the pages reach for its discovery document and token endpoint."""
+    issuer = settings.oidc_issuer()
+    if not issuer or not settings.oidc_client_id():
+        return None
+    scheme, _, rest = issuer.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+def policy(html: str, style: str, connect: str | None = None) -> str:
     return "; ".join([
         "default-src 'none'",
         f"script-src 'self' {inline_hashes(html)}".rstrip(),
         f"style-src {style}",
         "font-src 'self' data:",
         "img-src 'self' data:",
-        "connect-src 'self'",
+        f"connect-src 'self' {connect}" if connect else "connect-src 'self'",
         "base-uri 'none'",
         "form-action 'self'",
         "frame-ancestors 'none'",
@@ -38,14 +49,16 @@ def policy(html: str, style: str) -> str:
 
 
 class Page:
-    """One HTML file from the assets, sent with a Content-Security-Policy that allows only this server."""
+    """One HTML file from the assets, sent with a Content-Security-Policy that allows only this server (and, where
+    people sign in with their organisation, fetching from its identity provider)."""
 
     def __init__(self, name: str, style: str = "'self'") -> None:
         self.html = (ASSETS / name).read_text(encoding="utf-8")
-        self.headers = {"Content-Security-Policy": policy(self.html, style), "Cache-Control": "no-cache"}
+        self.style = style
 
     def response(self) -> HTMLResponse:
-        return HTMLResponse(self.html, headers=self.headers)
+        headers = {"Content-Security-Policy": policy(self.html, self.style, issuer_origin()), "Cache-Control": "no-cache"}
+        return HTMLResponse(self.html, headers=headers)
 
 
 INSPECTOR = Page("inspect.html")
@@ -60,8 +73,15 @@ async def inspector(request: Request) -> Response:
     return INSPECTOR.response()
 
 
+async def identity(request: Request) -> Response:
+    """Where the pages send people to sign in: the issuer and the pages' public client id, or {} for none."""
+    found = {"issuer": settings.oidc_issuer(), "clientId": settings.oidc_client_id()} if issuer_origin() else {}
+    return JSONResponse(found, headers={"Cache-Control": "no-cache"})
+
+
 ROUTES = [
     Route("/", home),
+    Route("/inspect/identity.json", identity),
     Mount("/inspect/assets", StaticFiles(directory=ASSETS), name="assets"),
     Route("/inspect", inspector),
     Route("/inspect/{task}", inspector),

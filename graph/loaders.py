@@ -19,7 +19,7 @@ Fetch = Callable[[Sequence[Any]], Awaitable[dict]]
 
 class Loader(DataLoader):
     """A DataLoader that also keeps each value it read by key, so a field whose rows were read ahead
-    (see `graph.plan`) finds them without a future, and a whole tree's keys can be read in one batch."""
+    (see `graph.fast.plan`) finds them without a future, and a whole tree's keys can be read in one batch."""
 
     def __init__(self, fetch: Fetch, empty: Callable[[], Any]) -> None:
         super().__init__(load_fn=self._batch)

@@ -4,7 +4,7 @@ import strawberry
 
 from graph.context import Info
 from graph.inputs import TaskFilter, plain
-from graph.plan import TaskPlan, prefetch
+from graph.fast.plan import TaskPlan, prefetch
 from graph.types.agent_help import AgentHelp, help_view
 from graph.types.agent_task import AgentTask, task_view, task_views
 from graph.types.agent import Agent
@@ -20,9 +20,9 @@ from resolvers.verify import verify_task
 class Query:
     @strawberry.field(description="One task, or null when it does not exist for the caller.")
     async def task(self, info: Info, id: strawberry.ID) -> AgentTask | None:
-        plan = TaskPlan.of(s for f in info.selected_fields for s in f.selections)
+        plan = TaskPlan.of(s for f in info.selected_fields for s in f.selections) if info.schema.fast else None
         view = await task_view(info, await reads.task_row(info.context.access, id), plan)
-        if view is not None:
+        if view is not None and plan is not None:
             await prefetch(info.context, plan, [view.row])
         return view
 
@@ -41,9 +41,12 @@ class Query:
             info.context.access, flt, first, after, task_list.TaskOrder(order_by), counted=counted
         )
         rows, more = page.rows, page.more
-        plan = TaskPlan.of_connection(s for f in info.selected_fields for s in f.selections)
-        views = {v.row.id: v for v in await task_views(info, rows, plan)}
-        await prefetch(info.context, plan, [v.row for v in views.values()])
+        views = {v.row.id: v for v in await task_views(info, rows)}
+        if info.schema.fast:
+            plan = TaskPlan.of_connection(s for f in info.selected_fields for s in f.selections)
+            for view in views.values():
+                view.plan = plan
+            await prefetch(info.context, plan, [v.row for v in views.values()])
         edges = [AgentTaskEdge(cursor=page.cursor(r), node=views[r.id]) for r in rows if r.id in views]
         return AgentTaskConnection(
             edges=edges,

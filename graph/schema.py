@@ -22,7 +22,7 @@ from strawberry.tools import merge_types
 from graph.batch_mutation import BatchMutation
 from graph.erasure import ErasureMutation, ErasureQuery
 from graph.errors import ErrorCodes, request_id_of, shape
-from graph.execution import TreeExecution, direct_resolvers
+from graph.fast.execution import TreeExecution
 from graph.mutation import KitMutation
 from graph.prices import PriceMutation, PriceQuery
 from graph.nul import RefuseNul
@@ -69,6 +69,9 @@ def document_caches(size: int = 256) -> list:
 
 
 class Schema(strawberry.Schema):
+    fast: bool = False
+    """Whether the shortcuts of graph/fast/ run: its executor, reading ahead and lazy objects."""
+
     async def execute(self, *args, allowed_operation_types=None, **kwargs):
         """Subscriptions are served over graphql-transport-ws only: sent over HTTP, they are refused before they
         run (WebSocket operations go through `stream`, not here)."""
@@ -85,7 +88,7 @@ class Schema(strawberry.Schema):
 
 
 def build_schema() -> strawberry.Schema:
-    """With AGENTLOG_EXECUTOR=fast (the default) requests run on graph/execution.py; with `stock`, on
+    """With AGENTLOG_EXECUTOR=fast (the default) requests run on graph/fast/execution.py; with `stock`, on
     graphql-core's executor as strawberry sets it up."""
     fast = settings.executor() == "fast"
     limits = query_limits(settings.max_depth(), settings.max_aliases(), settings.max_tokens())
@@ -97,7 +100,8 @@ def build_schema() -> strawberry.Schema:
         config=StrawberryConfig(scalar_map=SCALARS),
         execution_context_class=TreeExecution if fast else None,
     )
-    return direct_resolvers(schema) if fast else schema
+    schema.fast = fast
+    return schema
 
 
 def export() -> str:

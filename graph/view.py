@@ -1,18 +1,27 @@
-"""What the GraphQL view answers before GraphQL runs: JSON in the GraphQL error shape, never plain text."""
+"""What the GraphQL view answers before GraphQL runs: JSON in the GraphQL error shape, never plain text; a request
+whose token is bad, or whose document is not trusted where only trusted documents run, is answered with its one
+error and runs nothing."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
+from typing import Any
 
 from cross_web import HTTPException
+from graphql import GraphQLError
 from starlette.requests import ClientDisconnect, Request
 from starlette.types import Receive, Scope, Send
+from strawberry.http import GraphQLRequestData
 from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from graph.http_errors import error_response
 from models.availability import database_unavailable
+from models.errors import AgentlogError
+from resolvers.trusted_documents import document_to_run
 
 log = logging.getLogger("agentlog.errors")
 
@@ -56,3 +65,22 @@ def _reason(exc: HTTPException) -> str:
     if isinstance(cause, InvalidOperationTypeError):
         return SUBSCRIPTION_OVER_HTTP if cause.operation_type is OperationType.SUBSCRIPTION else OVER_GET
     return exc.reason
+
+
+class AdmittedRequests:
+    """A mixin for strawberry's view (its `execute_single`, strawberry 0.341): every operation of a request is first
+    admitted — the caller's token, if sent, is good, and the document is one that may run for this caller."""
+
+    async def execute_single(
+        self, *, request: Any, request_adapter: Any, sub_response: Any, context: Any, root_value: Any,
+        request_data: GraphQLRequestData,
+    ) -> ExecutionResult:
+        try:
+            context.writer()
+            query = document_to_run(request_data.query, request_data.extensions, context.principal)
+        except AgentlogError as exc:
+            return ExecutionResult(data=None, errors=[GraphQLError(exc.message, extensions={"code": exc.code})])
+        return await super().execute_single(  # type: ignore[misc]
+            request=request, request_adapter=request_adapter, sub_response=sub_response, context=context,
+            root_value=root_value, request_data=dataclasses.replace(request_data, query=query),
+        )

@@ -1,18 +1,82 @@
-"""What one caller may read, worked out once per request from the token, the tenant's policies and the rows."""
+"""The one access decision: what a caller may read on a task, a line, help, a transcript and a list, and why anything
+is withheld; worked out once per request from the token, the tenant's policies and the rows.
+
+Every guard, view, fast path, list, search, transcript and export asks this module, and only this module reads the
+access table (permissions/table.py); tests/test_one_access_decision.py walks the imports to keep it so.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
 from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass
+from enum import Enum
 from functools import lru_cache
 
 from models import AgentHelp, AgentTask, RegisteredAgent
 from models.policies import CAPABILITIES, capability_roles
+from permissions.groups import Group
 from permissions.principal import Principal
-from permissions.table import CAPABILITY_READERS, HELP_OUTSIDE_WORK, READS, Group, Reader, groups_of
+from permissions.table import (
+    CAPABILITY_READERS,
+    ERASERS,
+    ERASURE_LOG_READERS,
+    EVERY_READER_READS,
+    HELP_OUTSIDE_WORK,
+    READS,
+    TABLE_GROUPS,
+    Reader,
+    groups_of,
+)
+from permissions.table import describe, describe_outside_work  # noqa: F401  fields' descriptions, for graph/guard.py
 
 NOTHING: frozenset[Group] = frozenset()
+EVERYTHING: frozenset[Group] = frozenset(TABLE_GROUPS)
+GUARDED_GROUPS: tuple[Group, ...] = tuple(group for group in Group if group not in EVERY_READER_READS)
+"""The groups some reader may not read: a resolver of one of these runs only behind its group's permission."""
+TEXT = frozenset({Group.WORDS, Group.SENTENCES})
+ERASERS_NAMED = ", ".join(sorted(reader.value for reader in ERASERS))
+ERASURE_LOG_READERS_NAMED = ", ".join(sorted(reader.value for reader in ERASURE_LOG_READERS))
+
+
+def may_read(groups: frozenset[Group], group: Group | None) -> bool:
+    """Whether a field of `group` is read by a caller who reads `groups` on its object; a field of no group is."""
+    return group is None or group in groups
+
+
+class Shown(str, Enum):
+    """Why a line's content is or is not shown to the caller; the first that applies wins."""
+
+    ERASED = "ERASED"
+    WITHHELD = "WITHHELD"
+    DENIED = "DENIED"
+    SHOWN = "SHOWN"
+
+
+def content_shown(erased: bool, never_stored: bool, groups: frozenset[Group]) -> Shown:
+    if erased:
+        return Shown.ERASED
+    if never_stored:
+        return Shown.WITHHELD
+    if Group.CONTENT not in groups:
+        return Shown.DENIED
+    return Shown.SHOWN
+
+
+@dataclass(frozen=True)
+class ListScope:
+    """Which of the tenant's tasks a list or a search reads for the caller.
+
+    `asker` bounds the list to the trees under the tasks that person asked for (None: the whole tenant). `words` is
+    where the caller reads words and sentences, so where a search may match: "all", "asked" (the trees under the
+    tasks they asked for) or None (nowhere).
+    """
+
+    tenant: str
+    sub: str
+    asker: str | None
+    words: str | None
 
 
 def ancestor_ids(path: str) -> list[uuid.UUID]:
@@ -56,8 +120,35 @@ class Access:
             return frozenset()
         return frozenset(CAPABILITY_READERS[cap] for cap in CAPABILITIES if p.roles & set(roles[cap]))
 
-    async def holds(self, reader: Reader) -> bool:
-        return reader in await self.standing()
+    async def erases(self) -> bool:
+        """Whether the caller, a person, may erase: checked before any id is looked up."""
+        return self.is_person() and bool(ERASERS & await self.standing())
+
+    async def reads_erasure_log(self) -> bool:
+        return bool(ERASURE_LOG_READERS & await self.standing())
+
+    async def list_scope(self) -> ListScope | None:
+        """Which tasks a list reads for the caller, and where a search may match; None: none at all."""
+        p = self.principal
+        if p is None:
+            return None
+        standing = await self.standing()
+        if standing:
+            if TEXT <= groups_of(standing):
+                return ListScope(p.tenant, p.sub, None, "all")
+            asked = self.is_person() and TEXT <= READS[Reader.REQUESTER]
+            return ListScope(p.tenant, p.sub, None, "asked" if asked else None)
+        if p.kit:
+            return None
+        return ListScope(p.tenant, p.sub, p.sub, "asked")
+
+    async def may_filter_on(self, group: Group) -> bool:
+        """Whether a list may be filtered on a field of `group`: only where the caller reads it on every task the
+        list holds, so a filter tells them nothing they may not read."""
+        if not self.is_person():
+            return group in EVERY_READER_READS
+        standing = await self.standing()
+        return not standing or group in groups_of(standing)
 
     def is_person(self) -> bool:
         return self.principal is not None and not self.principal.kit

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from strawberry.permission import BasePermission
 
-from permissions.table import EVERY_READER_READS, TABLE_GROUPS, Group
+from permissions.access import GUARDED_GROUPS, Group, may_read
 
 
 class ReadsGroup(BasePermission):
@@ -15,7 +15,7 @@ class ReadsGroup(BasePermission):
     group: ClassVar[Group]
 
     def has_permission(self, source: Any, info: Any, **kwargs: Any) -> bool:
-        return self.group in source.groups
+        return may_read(source.groups, self.group)
 
 
 class ReadsTranscript(BasePermission):
@@ -34,6 +34,6 @@ def _reads(group: Group) -> type[BasePermission]:
 
 
 PERMISSIONS: dict[Group, type[BasePermission]] = {
-    **{group: _reads(group) for group in TABLE_GROUPS if group not in EVERY_READER_READS},
+    **{group: _reads(group) for group in GUARDED_GROUPS if group is not Group.TRANSCRIPT},
     Group.TRANSCRIPT: ReadsTranscript,
 }

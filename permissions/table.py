@@ -1,17 +1,12 @@
-"""Who reads what: one table, reader x field group. Every guard, field description and access test comes from it."""
+"""Who reads what: one table, reader x field group. The access decision (permissions/access.py) is its only reader
+in the server; every guard, field description and access test comes from it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import Enum
 
-
-class Group(str, Enum):
-    FIGURES = "figures"
-    WORDS = "words"
-    SENTENCES = "sentences"
-    CONTENT = "content"
-    TRANSCRIPT = "transcript"
+from permissions.groups import Group
 
 
 class Reader(str, Enum):

@@ -20,7 +20,6 @@ from models.db import placeholders
 from models.vocabulary import LineKind, TaskStatus
 from permissions.access import Access
 from permissions.principal import Principal
-from permissions.table import ERASERS, ERASURE_LOG_READERS
 from resolvers import checks, sentences
 from models.errors import BadInput, Forbidden, NotFound, Unauthenticated, WorkRunning
 from resolvers.events import publish_task
@@ -54,7 +53,7 @@ async def eraser(access: Access, erasure: Erasure) -> Principal:
     principal = access.principal
     if principal is None:
         raise Unauthenticated("A bearer token is required.")
-    if principal.kit or not ERASERS & await access.standing():
+    if not await access.erases():
         raise Forbidden(f"{MUTATIONS[erasure]}: only a holder of erasesAgentRecords may erase.")
     return principal
 
@@ -222,6 +221,6 @@ async def erasure_log(access: Access, first: int) -> list[ErasureRecord]:
     """The tenant's erasures, newest first, for auditsAgents and erasesAgentRecords; nobody else sees a row."""
     if first < 1 or first > MAX_LOG_PAGE:
         raise BadInput(f"first: ask for 1 to {MAX_LOG_PAGE} erasures, not {first}.")
-    if access.principal is None or not ERASURE_LOG_READERS & await access.standing():
+    if access.principal is None or not await access.reads_erasure_log():
         return []
     return await ErasureRecord.filter(tenant=access.principal.tenant).order_by("-at", "-id").limit(first)

@@ -22,15 +22,13 @@ from tortoise.transactions import in_transaction
 
 from models import AgentTask, TraceEvent
 from models.chain import UTC_OFFSET, rfc3339
-from permissions.access import Access
-from permissions.table import Group
+from permissions.access import EVERYTHING, Access, Group
 from resolvers import verify
 from resolvers.reads import task_row
 
 FORMAT = "agentlog-export/v1"
 MEDIA_TYPE = "application/jsonl"
 SLICE = 1000
-EVERYTHING = frozenset({Group.FIGURES, Group.SENTENCES, Group.CONTENT})
 ROOT = {
     "postgres": 'SELECT "tenant", "chain_length", "chain_head" FROM "agent_task" WHERE "id" = $1',
     "sqlite": 'SELECT "tenant", "chain_length", "chain_head" FROM "agent_task" WHERE "id" = ?',

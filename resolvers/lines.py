@@ -142,7 +142,8 @@ async def price_drafts(tenant: str, timed: list[tuple[Draft, datetime]], conn: A
         c["cost_micros"], c["cost_source"] = cost, source
         d.figures = d.figures[:3] + (cost,) + d.figures[4:]
         if not d.summary:
-            d.summary = sentences.model_call(c["model"], c["route_rule"], cost, c["response"], d.by_tool)
+            d.summary = sentences.model_call(c["model"], c["route_rule"], None if source == prices.UNPRICED else cost,
+                                             c["response"], d.by_tool)
 
 
 async def _reload(tenant: str, rid: str) -> Recorded:

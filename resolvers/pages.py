@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from models import LlmCall
 from models.errors import BadInput
@@ -74,29 +74,71 @@ def _limited(q: Statement, table: str, where: str, partition: str, order: str, k
     return ranked(q, table, where, partition, order, at.limit), order
 
 
+Found = TypeVar("Found")
+
+
+async def _each_page(
+    read: Callable[[Statement, str, str], Awaitable[Found]],
+    size: Callable[[Found], int],
+    where_of: Callable[[Statement], str],
+    table: str,
+    partition: str,
+    order: str,
+    keys: int,
+    at: Page,
+) -> Found:
+    """Each key's page, read by `read(statement, where, order)`.
+
+    Without `first`, many keys are read first as one plain range cut at the cap and one more: when all their
+    rows together are within the cap, no key's are past it, and that read is the answer. Ranking every key's
+    rows (a window over all of them) is left for reads past the cap, which then bring at most the cap and one
+    more of each key, as before."""
+    if at.first is None and keys > 1:
+        q = Statement()
+        found = await read(q, where_of(q), f"{order} LIMIT {q.param(at.limit)}")
+        if size(found) < at.limit:
+            return found
+    q = Statement()
+    where, ordered = _limited(q, table, where_of(q), partition, order, keys, at)
+    return await read(q, where, ordered)
+
+
 async def children_page(tenant: str, parent_ids: Sequence[uuid.UUID], at: Page) -> dict[uuid.UUID, list[TaskRow]]:
     """A page of each task's children in sequence order; `at.after` is a sequence number."""
-    q = Statement()
-    where = f"tenant = {q.param(tenant)} AND {_one_of(q, 'parent_id', parent_ids)}"
-    if at.after is not None:
-        where += f" AND sequence > {q.param(at.after)}"
-    where, order = _limited(q, "agent_task", where, "parent_id", "sequence", len(parent_ids), at)
+
+    def where_of(q: Statement) -> str:
+        where = f"tenant = {q.param(tenant)} AND {_one_of(q, 'parent_id', parent_ids)}"
+        return where if at.after is None else f"{where} AND sequence > {q.param(at.after)}"
+
+    rows = await _each_page(read_tasks, len, where_of, "agent_task", "parent_id", "sequence", len(parent_ids), at)
     out: dict[uuid.UUID, list[TaskRow]] = defaultdict(list)
-    for row in await read_tasks(q, where, order):
+    for row in rows:
         out[row.parent_id].append(row)
     return out
+
+
+def _lines(key: str, columns: Iterable[str]) -> Callable[[Statement, str, str], Awaitable[dict[Any, list[Any]]]]:
+    async def read(q: Statement, where: str, order: str) -> dict[Any, list[Any]]:
+        return await read_lines(q, key, columns, where, order)
+
+    return read
+
+
+def _count(found: dict[Any, list[Any]]) -> int:
+    return sum(map(len, found.values()))
 
 
 async def lines_page(
     tenant: str, task_ids: Sequence[uuid.UUID], columns: Iterable[str], at: Page
 ) -> dict[uuid.UUID, list[Any]]:
     """A page of each task's own lines in seq order; `at.after` is a seq."""
-    q = Statement()
-    where = f"tenant = {q.param(tenant)} AND {_one_of(q, 'task_id', task_ids)}"
-    if at.after is not None:
-        where += f" AND seq > {q.param(at.after)}"
-    where, order = _limited(q, "trace_event", where, "task_id", "seq", len(task_ids), at)
-    return await read_lines(q, "task_id", columns, where, order)
+
+    def where_of(q: Statement) -> str:
+        where = f"tenant = {q.param(tenant)} AND {_one_of(q, 'task_id', task_ids)}"
+        return where if at.after is None else f"{where} AND seq > {q.param(at.after)}"
+
+    read = _lines("task_id", columns)
+    return await _each_page(read, _count, where_of, "trace_event", "task_id", "seq", len(task_ids), at)
 
 
 RecordKey = tuple[uuid.UUID, frozenset[uuid.UUID] | None]

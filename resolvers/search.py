@@ -13,22 +13,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Protocol
 
 from models.errors import BadInput
+from permissions.access import ListScope
 from resolvers.rows import Statement
 
 SEARCH_CHARS = 1000
 WORD = re.compile(r"\w+")
-
-
-class Scope(Protocol):
-    """Where the caller reads words and sentences: "all" their tenant's tasks, the trees under the tasks
-    they "asked" for, or None: nowhere, so nothing matches."""
-
-    tenant: str
-    sub: str
-    words: str | None
 
 
 def check(text: str) -> None:
@@ -61,7 +52,7 @@ def _sentences(q: Statement, tenant: str, text: str) -> str:
     return f"SELECT task_id FROM trace_event WHERE id IN ({lines})"
 
 
-def matches(q: Statement, scope: Scope, text: str, asked_by: Callable[[], str], paged: bool = False) -> str:
+def matches(q: Statement, scope: ListScope, text: str, asked_by: Callable[[], str], paged: bool = False) -> str:
     """The condition on `agent_task` for tasks whose words or one of whose sentences hold every word of `text`.
 
     `asked_by` makes the condition bounding the match to the trees the caller asked for, used when they

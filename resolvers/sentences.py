@@ -9,10 +9,12 @@ from models.vocabulary import TaskStatus
 
 
 def dollars(micros: int) -> str:
+    """$0.00002, $0.0006, $1,234.50: at least two decimals and every micro that is not zero, as the inspector writes
+    it."""
     text = format(Decimal(micros).scaleb(-6), "f")
     whole, _, fraction = text.partition(".")
     fraction = fraction.rstrip("0")
-    return f"${whole}.{fraction.ljust(4, '0')}"
+    return f"${int(whole):,}.{fraction.ljust(2, '0')}"
 
 
 def who(person: dict | None) -> str:
@@ -37,11 +39,13 @@ def asks_for_tool(response: Any) -> bool:
     return False
 
 
-def model_call(model: str, route_rule: str | None, cost_micros: int, response: Any, by_tool: str | None) -> str:
+def model_call(model: str, route_rule: str | None, cost_micros: int | None, response: Any, by_tool: str | None) -> str:
+    """`cost_micros` None: the call was sent without a cost and no price was set for it."""
     chosen = f" (chosen by {route_rule})" if route_rule else ""
     made_by = f", called by {by_tool}," if by_tool else ""
     did = "asked for a tool" if asks_for_tool(response) else "answered"
-    return f"{model}{chosen}{made_by} {did}; it cost {dollars(cost_micros)}."
+    cost = "it is unpriced" if cost_micros is None else f"it cost {dollars(cost_micros)}"
+    return f"{model}{chosen}{made_by} {did}; {cost}."
 
 
 def model_call_failed(model: str) -> str:

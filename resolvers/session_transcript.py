@@ -10,8 +10,7 @@ from datetime import datetime
 
 from models import AgentTask, LlmCall, TraceEvent
 from models.chain import rfc3339
-from permissions.access import Access
-from permissions.table import Group
+from permissions.access import Access, Group
 from resolvers.snapshot import read_snapshot
 from resolvers.transcript import pair
 from resolvers.tree import under_any

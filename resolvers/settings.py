@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from models.errors import BadInput
 
 PREFIX = "AGENTLOG_"
 DATABASE_SCHEMES = ("sqlite://", "postgres://", "postgresql://", "asyncpg://")
+MIN_SECRET_BYTES = 32
 
 
 def setting(default: Any, meaning: str, shown: str | None = None, **checks: Any) -> Any:
@@ -34,7 +35,53 @@ class Settings(BaseSettings):
         shown="`sqlite://$PWD/agentlog.db`",
     )
     jwt_secret: SecretStr | None = setting(
-        None, "HS256 key for bearer tokens (use 32 bytes or more)", shown="a development key"
+        None,
+        "HS256 key for kit tokens and `agentlog token`: 32 bytes or more, a shorter one is refused at start. Unset, a fixed development key is "
+        "used only when no identity provider is set either, and `serve` then listens on loopback only",
+        shown="a development key",
+    )
+    oidc_issuer: str | None = setting(
+        None,
+        "the identity provider's issuer URL: its keys are found through `/.well-known/openid-configuration`, and "
+        "a provider token's `iss` must equal it ([docs/identity.md](docs/identity.md))",
+        shown="none",
+    )
+    jwks_url: str | None = setting(
+        None, "the provider's key set, fetched directly instead of through discovery (needs `AGENTLOG_OIDC_ISSUER`)",
+        shown="from discovery", validate_default=True,
+    )
+    oidc_audience: str | None = setting(
+        None,
+        "comma-separated audiences a provider token's `aud` must name one of (required with a provider; include "
+        "`AGENTLOG_OIDC_CLIENT_ID` for people who sign in through the inspector)",
+        shown="none", validate_default=True,
+    )
+    oidc_client_id: str | None = setting(
+        None,
+        "the inspector's and GraphiQL's public client at the provider: set, they offer \"Sign in with your "
+        "organisation\" (authorization code with PKCE)",
+        shown="none",
+    )
+    claim_tenant: str = setting("tenant", "the provider token's claim holding the tenant (a dotted path reaches "
+                                "a nested claim)", min_length=1)
+    claim_roles: str = setting("roles", "the claim holding the person's roles or groups (a list, or one string)",
+                               min_length=1)
+    claim_name: str = setting("name", "the claim holding the person's display name", min_length=1)
+    role_map: dict[str, list[str]] = setting(
+        {}, "JSON object from a provider role or group to the agentlog role (or list of roles) it gives; "
+        "those not named pass as they are",
+        shown="`{}`",
+    )
+    cors_origins: str = setting(
+        "", "comma-separated origins whose pages may call `/graphql`, `/export/*` and `/v1/traces` (never `*` "
+        "with credentials)", shown="none",
+    )
+    trusted_documents: str | None = setting(
+        None, "a JSON file from sha256 hex to GraphQL document; a request may send "
+        "`extensions.persistedQuery.sha256Hash` alone", shown="none",
+    )
+    only_trusted_documents: bool = setting(
+        False, "`true`: only the trusted documents run, for every caller but the kit (others answer `FORBIDDEN`)"
     )
     record_content: bool = setting(True, "`false` stores no content at all (turns say `RECORDING_OFF`)")
     transcript_row_cap: int = setting(5000, "rows in one session transcript before `truncated: true`", ge=1)
@@ -70,8 +117,9 @@ class Settings(BaseSettings):
     )
     executor: Literal["fast", "stock"] = setting(
         "fast",
-        "`fast` runs queries on `graph/execution.py` (shortcuts for big nested reads); `stock` on graphql-core's "
-        "own executor. Both answer byte for byte alike (`tests/test_executors.py`)",
+        "`fast` runs the shortcuts in `graph/fast/` for big nested reads (its executor, reading ahead, lazy objects); "
+        "`stock` none of them, on graphql-core's own executor. Both answer byte for byte alike "
+        "(`tests/test_executors.py`)",
     )
     subscriber_queue: int = setting(
         256, "events waiting for one subscriber before it is disconnected with `FELL_BEHIND`", ge=1
@@ -93,12 +141,53 @@ class Settings(BaseSettings):
         ge=0,
     )
 
+    @field_validator("jwt_secret")
+    @classmethod
+    def _long_enough(cls, secret: SecretStr | None) -> SecretStr | None:
+        if secret is not None and len(secret.get_secret_value().encode()) < MIN_SECRET_BYTES:
+            raise ValueError(f"{MIN_SECRET_BYTES} bytes or more, e.g. `openssl rand -hex 32`")
+        return secret
+
+    @field_validator("jwks_url")
+    @classmethod
+    def _issuer_beside_keys(cls, url: str | None, info: ValidationInfo) -> str | None:
+        if url is not None and not info.data.get("oidc_issuer"):
+            raise ValueError("set together with AGENTLOG_OIDC_ISSUER, which a token's `iss` is checked against")
+        return url
+
+    @field_validator("oidc_audience")
+    @classmethod
+    def _audience_with_issuer(cls, audience: str | None, info: ValidationInfo) -> str | None:
+        if info.data.get("oidc_issuer") and not audiences_in(audience):
+            raise ValueError("set while AGENTLOG_OIDC_ISSUER is: the audiences a provider token must name")
+        return audience
+
+    @field_validator("trusted_documents")
+    @classmethod
+    def _readable_documents(cls, path: str | None) -> str | None:
+        if path is not None:
+            from resolvers.trusted_documents import read_documents
+
+            read_documents(path)
+        return path
+
+    @field_validator("role_map", mode="before")
+    @classmethod
+    def _roles_as_lists(cls, found: Any) -> Any:
+        if isinstance(found, dict):
+            return {group: [roles] if isinstance(roles, str) else roles for group, roles in found.items()}
+        return found
+
     @field_validator("database_url")
     @classmethod
     def _known_database(cls, url: str | None) -> str | None:
         if url is not None and not url.startswith(DATABASE_SCHEMES):
             raise ValueError(f"a URL starting with {', '.join(DATABASE_SCHEMES)}")
         return url
+
+
+def audiences_in(text: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (text or "").split(",") if part.strip())
 
 
 def variable(name: str) -> str:
@@ -233,3 +322,45 @@ def gc_young() -> int:
 
 def executor() -> str:
     return current().executor
+
+
+def jwt_secret() -> str | None:
+    secret = current().jwt_secret
+    return secret.get_secret_value() if secret is not None else None
+
+
+def oidc_issuer() -> str | None:
+    return current().oidc_issuer
+
+
+def jwks_url() -> str | None:
+    return current().jwks_url
+
+
+def oidc_audiences() -> tuple[str, ...]:
+    return audiences_in(current().oidc_audience)
+
+
+def oidc_client_id() -> str | None:
+    return current().oidc_client_id
+
+
+def claim_paths() -> tuple[str, str, str]:
+    found = current()
+    return found.claim_tenant, found.claim_roles, found.claim_name
+
+
+def role_map() -> dict[str, list[str]]:
+    return current().role_map
+
+
+def cors_origins() -> list[str]:
+    return [origin.strip().rstrip("/") for origin in current().cors_origins.split(",") if origin.strip()]
+
+
+def trusted_documents() -> str | None:
+    return current().trusted_documents
+
+
+def only_trusted_documents() -> bool:
+    return current().only_trusted_documents

@@ -19,8 +19,7 @@ from enum import Enum
 from typing import Any
 
 from models.errors import BadInput, Forbidden
-from permissions.access import Access
-from permissions.table import READS, Group, Reader, groups_of
+from permissions.access import Access, Group, ListScope
 from resolvers import checks, search
 from resolvers.rows import Statement, TaskRow, read_tasks
 
@@ -66,37 +65,6 @@ class TaskPage:
     total: Callable[[], Awaitable[int]]
 
 
-@dataclass(frozen=True)
-class Caller:
-    """Whose tasks the query reads: the tenant, and the requester whose trees bound it (None: the whole tenant).
-
-    `words` is where the caller reads words and sentences: "all", "asked" (the trees under the tasks they
-    asked for) or None (nowhere); it bounds what a search may match.
-    """
-
-    tenant: str
-    sub: str
-    asker: str | None
-    words: str | None
-
-
-TEXT = frozenset({Group.WORDS, Group.SENTENCES})
-
-
-async def caller_of(access: Access) -> Caller | None:
-    p = access.principal
-    if p is None:
-        return None
-    standing = await access.standing()
-    if standing:
-        if TEXT <= groups_of(standing):
-            return Caller(p.tenant, p.sub, None, "all")
-        return Caller(p.tenant, p.sub, None, "asked" if access.is_person() and TEXT <= READS[Reader.REQUESTER] else None)
-    if p.kit:
-        return None
-    return Caller(p.tenant, p.sub, p.sub, "asked")
-
-
 def _asked_by(q: Statement, tenant: str, sub: str) -> str:
     """The task is one `sub` asked for or lies under one: each asked-for task's subtree is one range scan of
     the path index (the paths from "path/" up to "path0", '0' following '/'). A path starts with its root's
@@ -128,15 +96,12 @@ def check(flt: TaskFilter, first: int) -> None:
 
 async def refuse_unreadable_filters(access: Access, flt: TaskFilter) -> None:
     """A filter on a field the caller may not read is FORBIDDEN: it would tell them what they may not read."""
-    standing = await access.standing()
     for field in WORDS_FILTERS:
-        if getattr(flt, field) is None:
-            continue
-        if not access.is_person() or (standing and Group.WORDS not in groups_of(standing)):
+        if getattr(flt, field) is not None and not await access.may_filter_on(Group.WORDS):
             raise Forbidden(f"filter.{_camel(field)}: you may not read it on tasks, so you may not filter by it.")
 
 
-def conditions(q: Statement, caller: Caller, flt: TaskFilter, paged: bool = False) -> str:
+def conditions(q: Statement, caller: ListScope, flt: TaskFilter, paged: bool = False) -> str:
     terms = [f"tenant = {q.param(caller.tenant)}"]
     if caller.asker is not None:
         terms.append(_asked_by(q, caller.tenant, caller.asker))
@@ -230,7 +195,7 @@ async def list_tasks(
     the page, on a connection of its own where the database has more than one."""
     check(flt, first)
     await refuse_unreadable_filters(access, flt)
-    caller = await caller_of(access)
+    caller = await access.list_scope()
     bound = fingerprint(access.tenant or "", order, flt)
     position = decode_cursor(after, bound) if after is not None else None
 
@@ -263,7 +228,7 @@ async def list_tasks(
     return TaskPage(rows[:first], len(rows) > first, cursor, total if count is None else lambda: count)
 
 
-def _search_of_all(caller: Caller, flt: TaskFilter) -> bool:
+def _search_of_all(caller: ListScope, flt: TaskFilter) -> bool:
     """A search and nothing else, by a caller who reads words and sentences on every task of the tenant."""
     alone = flt.search is not None and flt == TaskFilter(search=flt.search)
     return alone and caller.asker is None and caller.words == "all"

@@ -212,6 +212,27 @@ async def meter_by_path(tenant: str, cover: Cover) -> dict[str, Meter]:
     }
 
 
+def rolled_up(own: dict[str, Meter]) -> dict[str, Meter]:
+    """Each path's meter summed with everything under it, for every path of `own` and every path above one:
+    the deepest first, each added once to its parent."""
+    levels: dict[int, dict[str, list[int]]] = defaultdict(dict)
+    for path, meter in own.items():
+        levels[path.count("/")][path] = list(meter)
+    for depth in range(max(levels, default=0), 0, -1):
+        above = levels[depth - 1]
+        for path, (micros, inp, out, calls) in levels[depth].items():
+            parent = path[:path.rfind("/")]
+            total = above.get(parent)
+            if total is None:
+                above[parent] = [micros, inp, out, calls]
+            else:
+                total[0] += micros
+                total[1] += inp
+                total[2] += out
+                total[3] += calls
+    return {path: Meter(*total) for level in levels.values() for path, total in level.items()}
+
+
 @dataclass
 class MeterBook:
     """The meter read so far in one request, by task path, rolled up to every task above."""
@@ -221,24 +242,19 @@ class MeterBook:
     all_in: dict[str, Meter] = field(default_factory=dict)
 
     def covers(self, path: str) -> bool:
-        return any(prefix in self.read for prefix in prefixes_of(path))
+        read = self.read
+        at = path.find("/")
+        while at != -1:
+            if path[:at] in read:
+                return True
+            at = path.find("/", at + 1)
+        return path in read
 
     def enter(self, cover: Cover, found: dict[str, Meter]) -> None:
         self.read.update(cover.prefixes)
         self.read.update(str(root) for root in cover.roots)
         self.own.update(found)
-        sums: dict[str, list[int]] = {}
-        for path, (micros, inp, out, calls) in self.own.items():
-            for prefix in prefixes_of(path):
-                total = sums.get(prefix)
-                if total is None:
-                    sums[prefix] = [micros, inp, out, calls]
-                else:
-                    total[0] += micros
-                    total[1] += inp
-                    total[2] += out
-                    total[3] += calls
-        self.all_in = {path: Meter(*total) for path, total in sums.items()}
+        self.all_in = rolled_up(self.own)
 
     def spend(self, path: str) -> Spend:
         return Spend(self.own.get(path, NO_METER), self.all_in.get(path, NO_METER))

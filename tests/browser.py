@@ -3,6 +3,7 @@ test: any request to another host is refused and remembered, so a test can asser
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from playwright.async_api import Browser, Page, Route
 
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 @dataclass
@@ -28,6 +30,11 @@ class Visit:
     async def screenshot(self, name: str) -> None:
         SCREENSHOTS.mkdir(exist_ok=True)
         await self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+    async def docs_screenshot(self, name: str) -> None:
+        """The window as it is, as docs/{name}.png, when AGENTLOG_DOCS_SCREENSHOT=1 (the README's picture)."""
+        if os.environ.get("AGENTLOG_DOCS_SCREENSHOT") == "1":
+            await self.page.screenshot(path=str(DOCS / f"{name}.png"))
 
 
 @asynccontextmanager

@@ -19,7 +19,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 
 REPO = Path(__file__).resolve().parent.parent
-LIFETIME_SECONDS = 900
+LIFETIME_SECONDS = 3600
 STARTUP_SECONDS = 60
 RUNNING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
 
@@ -50,7 +50,7 @@ class Server:
                 self.process.wait(timeout=15)
 
 
-def launch(command: list, cwd: Path, env: dict[str, str]) -> Server:
+def launch(command: list, cwd: Path, env: dict[str, str], startup_seconds: float = STARTUP_SECONDS) -> Server:
     """Starts `command` in a session of its own and waits until it says it is running, or gives up."""
     process = subprocess.Popen(
         command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -70,7 +70,7 @@ def launch(command: list, cwd: Path, env: dict[str, str]) -> Server:
         ready.set()
 
     threading.Thread(target=read, daemon=True).start()
-    ready.wait(STARTUP_SECONDS)
+    ready.wait(startup_seconds)
     return server
 
 

@@ -2,7 +2,9 @@
 
 The expected answer comes from `permissions.table`: a reader's groups are read in full, every other field is null,
 and a reader with no groups does not see the task at all. The full answer each field is compared with is what a
-person holding every capability is shown; the fields each query asks for are found by walking the schema.
+person holding every capability is shown; the fields each query asks for are found by walking the schema. The same
+readers export the tree (GET /export/{task}), and `readableGroups` must name exactly the reader's groups. CI runs it
+under both executors.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 from graphql import GraphQLObjectType, get_named_type
 
@@ -94,10 +97,16 @@ def content_access(full: str, allowed: frozenset[Group]) -> str:
     return "SHOWN" if Group.CONTENT in allowed else "DENIED"
 
 
+def readable_groups(allowed: frozenset[Group]) -> list[str]:
+    return [group.name for group in TABLE_GROUPS if group in allowed]
+
+
 def expected_task(full: dict | None, group: Group, allowed: frozenset[Group]) -> dict | None:
     if full is None or not allowed:
         return None
     task = as_read_by(full, names("AgentTask", group), group, allowed)
+    if "readableGroups" in task:
+        task["readableGroups"] = readable_groups(allowed)
     task["lines"] = [as_read_by(line, names("TraceEvent", group), group, allowed) for line in full["lines"]]
     for line in task["lines"]:
         if "contentAccess" in line:
@@ -208,6 +217,51 @@ async def test_the_full_answers_the_matrix_compares_with_hold_every_field(world,
                 assert any(o[name] not in (None, []) for o in objects), f"{type_name}.{name} is never set"
 
 
+SENTENCES = ("summary", "summarySalt")
+CONTENT = ("payload", "payloadSalt")
+CARRIES_THE_CHAIN = ("seq", "summaryHash", "payloadHash", "prevHash", "hash")
+
+
+async def export_lines(world: World, task: str, token: str | None) -> list[dict] | None:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    response = await world.shop.client.http.get(f"/export/{task}", headers=headers)
+    if response.status_code in (401, 404):
+        assert response.status_code == (401 if token is None else 404)
+        return None
+    assert response.status_code == 200
+    return [orjson.loads(line) for line in response.content.splitlines()[1:]]
+
+
+def exported_as_read_by(full: dict, allowed: frozenset[Group]) -> dict:
+    if Group.FIGURES not in allowed:
+        return {key: full[key] for key in CARRIES_THE_CHAIN}
+    hidden = (SENTENCES if Group.SENTENCES not in allowed else ()) + (CONTENT if Group.CONTENT not in allowed else ())
+    return {key: (None if key in hidden else value) for key, value in full.items()}
+
+
+@pytest.mark.parametrize("label", READERS)
+async def test_an_export_holds_what_the_table_lets_the_reader_read_of_each_line(world, label):
+    reader, token = READERS[label]
+    allowed = groups_for(reader)
+    full = await export_lines(world, world.root, world.everything)
+
+    observed = await export_lines(world, world.root, token(world.shop))
+
+    assert all(line[key] is not None for line in full for key in ("summary", "summarySalt", "payloadSalt"))
+    assert observed == ([exported_as_read_by(line, allowed) for line in full] if allowed else None)
+
+
+async def test_the_requester_of_a_sub_task_exports_its_lines_and_only_the_hashes_of_the_lines_above(world):
+    full = await export_lines(world, world.sub, world.everything)
+    sub_lines = await world.ask("query($id: ID!) { task(id: $id) { trace { seq } } }", world.sub, world.everything)
+    own = {line["seq"] for line in sub_lines["trace"]}
+
+    observed = await export_lines(world, world.sub, world.shop.person("sam", "Mechanic"))
+
+    assert observed == [line if line["seq"] in own else exported_as_read_by(line, frozenset()) for line in full]
+    assert await export_lines(world, world.root, world.shop.person("sam", "Mechanic")) is None
+
+
 async def test_the_requester_of_a_sub_task_reads_it_and_what_is_under_it_not_the_task_above(world):
     sam = world.shop.person("sam", "Mechanic")
     content = " ".join(selection("AgentTask", Group.CONTENT) + selection("AgentTask", Group.WORDS))
@@ -233,6 +287,18 @@ async def test_the_requester_of_a_sub_task_reads_it_and_what_is_under_it_not_the
 async def test_the_requester_of_the_task_above_reads_the_sub_task_in_full(world):
     query = "query($id: ID!) { task(id: $id) { given result requester { id } record { seq payload } } }"
     assert await world.ask(query, world.sub, world.shop.mia) == await world.ask(query, world.sub, world.everything)
+
+
+async def test_readable_groups_say_per_task_what_a_supervisor_who_asked_for_the_sub_task_reads(world):
+    sam = world.shop.person("sam", "Manager")
+    query = "query($id: ID!) { task(id: $id) { readableGroups subtree { id readableGroups } } }"
+
+    above = await world.ask(query, world.root, sam)
+    theirs = await world.ask(query, world.sub, sam)
+
+    assert above == {"readableGroups": ["FIGURES", "WORDS", "SENTENCES"],
+                     "subtree": [{"id": world.sub, "readableGroups": ["FIGURES", "WORDS", "SENTENCES", "CONTENT"]}]}
+    assert theirs == {"readableGroups": ["FIGURES", "WORDS", "SENTENCES", "CONTENT"], "subtree": []}
 
 
 REQUESTER_FILTER = "query($who: String) { tasks(filter: {requester: $who}) { edges { node { id } } } }"

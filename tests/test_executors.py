@@ -1,4 +1,4 @@
-"""The fast executor (graph/execution.py) and graphql-core's own, run on one corpus of queries, answer byte for
+"""The fast executor (graph/fast/execution.py) and graphql-core's own, run on one corpus of queries, answer byte for
 byte the same: every field of every type, fragments, aliases, nulls, denied fields, errors, __typename, deep
 nesting, as each kind of reader."""
 
@@ -12,7 +12,7 @@ import pytest
 from graphql import GraphQLObjectType, Undefined, get_named_type, is_leaf_type, is_non_null_type, is_object_type
 
 from graph.app import create_app
-from graph.execution import TreeExecution
+from graph.fast.execution import TreeExecution
 from graph.schema import build_schema
 from permissions.tokens import issue_token
 from tests.shop import Client, Shop
@@ -58,9 +58,12 @@ async def build_world(client: Client) -> World:
                     {"id": erased, "why": WHY}, privacy)
     withheld = (await shop.start(agent="Quiet", skill="Listen"))["id"]
     await shop.model_call(withheld, classification="REDACTED")
+    # a reader of each row of the access table, a requester of a sub-task only, and readers of nothing
     readers = {
-        "mia": shop.mia, "noor": shop.noor, "accountant": shop.person("ada", "Accountant"),
-        "privacy": privacy, "kit": shop.kit, "stranger": issue_token("mia", "another-shop", roles=["Auditor"]),
+        "mia": shop.mia, "noor": shop.noor, "manager": shop.person("max", "Manager"),
+        "auditor": shop.person("aud", "Auditor"), "teacher": shop.person("tess", "Teacher"),
+        "accountant": shop.person("ada", "Accountant"), "privacy": privacy, "kit": shop.kit,
+        "sam, who asked for a sub-task": shop.person("sam"), "stranger": issue_token("mia", "another-shop", roles=["Auditor"]),
         "nobody": None,
     }
     return World(shop, root, child, grandchild, erased, withheld, help, readers)
@@ -191,9 +194,11 @@ def _app(monkeypatch, database, executor: str):
 
 def test_the_setting_chooses_the_executor(monkeypatch):
     monkeypatch.setenv("AGENTLOG_EXECUTOR", "stock")
-    assert build_schema().execution_context_class is not TreeExecution
+    stock = build_schema()
+    assert stock.execution_context_class is not TreeExecution and not stock.fast
     monkeypatch.setenv("AGENTLOG_EXECUTOR", "fast")
-    assert build_schema().execution_context_class is TreeExecution
+    fast = build_schema()
+    assert fast.execution_context_class is TreeExecution and fast.fast
     monkeypatch.delenv("AGENTLOG_EXECUTOR", raising=False)
     assert build_schema().execution_context_class is TreeExecution
 

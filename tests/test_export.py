@@ -98,7 +98,11 @@ async def test_another_tenants_task_and_a_task_the_caller_cannot_see_answer_as_a
     for response in (theirs, unseen, malformed):
         assert (response.status_code, response.content) == (unknown.status_code, unknown.content)
     assert unknown.status_code == 404
-    assert (await download(shop, task, None)).status_code == 401
+    assert unknown.json() == {"errors": [{"message": "No task with this id that you may read.",
+                                          "extensions": {"code": "NOT_FOUND"}}]}
+    anonymous = await download(shop, task, None)
+    assert anonymous.status_code == 401
+    assert anonymous.json()["errors"][0]["extensions"] == {"code": "UNAUTHENTICATED"}
 
 
 def agentlog(*args: str, database: str) -> subprocess.CompletedProcess:

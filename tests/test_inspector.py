@@ -59,11 +59,16 @@ async def test_the_requester_reads_the_list_the_steps_with_content_and_the_trans
         all_in = page.get_by_test_id("cost-all-in").first
         await expect(all_in).to_have_text("$0.0006")
         await expect(all_in).to_have_attribute("title", "600 micros")
-        await expect(page.get_by_test_id("tree-node")).to_have_count(1)
+        await expect(page.get_by_test_id("tree-node")).to_have_count(0)
+        await expect(page.get_by_test_id("no-sub-tasks")).to_be_visible()
+        await expect(page.get_by_test_id("trigger")).to_have_text("Mia asked for an estimate of T-7.")
+        await expect(page.get_by_test_id("steps-hidden")).to_have_count(0)
+        await seen.docs_screenshot("inspector")
 
         await page.get_by_text("Show the transcript").click()
         await expect(page.get_by_test_id("transcript-turn")).to_have_count(3)
         await expect(page.get_by_test_id("transcript-turn").first).to_contain_text("You estimate bicycle repairs.")
+        await expect(page.get_by_test_id("transcript-why")).to_contain_text("Estimator lets the role Mechanic read its transcripts")
         assert await low_contrast(page) == []
         await seen.screenshot("task-requester")
         assert seen.elsewhere == [] and seen.problems == []
@@ -174,7 +179,8 @@ async def test_the_tree_is_walked_with_the_keyboard(client, browser, origin):
         await page.keyboard.press("End")
         await page.keyboard.press("Enter")
         await page.wait_for_url(f"{origin}/inspect/{second}")
-        await expect(page.get_by_test_id("tree-node")).to_have_count(1)
+        await expect(page.get_by_test_id("no-sub-tasks")).to_be_visible()
+        await expect(page.get_by_test_id("tree-node")).to_have_count(0)
 
 
 async def test_no_token_and_an_expired_token_are_said_plainly(client, browser, origin):
@@ -183,6 +189,7 @@ async def test_no_token_and_an_expired_token_are_said_plainly(client, browser, o
     async with visit(browser, origin) as seen:
         page = await seen.open("/inspect")
         await expect(page.get_by_test_id("sign-in-problem")).to_have_text("Not signed in.")
+        await expect(page.locator("main")).to_contain_text("agentlog token --sub YOU --tenant TENANT --roles ROLE")
         await page.goto(f"{origin}/inspect#token={expired}")
         await page.reload()
         await expect(page.get_by_test_id("sign-in-problem")).to_contain_text("Token expired")
@@ -271,21 +278,21 @@ async def test_the_list_is_searched_counted_and_ordered(client, browser, origin)
         page = await seen.open("/inspect", shop.mia)
         rows = page.get_by_test_id("task-row")
         await expect(rows).to_have_count(3)
-        await expect(page.locator("caption")).to_have_text("3 tasks, newest first")
+        await expect(page.locator("caption")).to_contain_text("3 pieces of work, newest first")
         await expect(rows.first).to_contain_text("Replace the brake pads")
 
         await page.get_by_label("Order").select_option("STARTED_AT_ASC")
         await page.get_by_role("button", name="Filter").click()
         await page.wait_for_url(f"{origin}/inspect?**order=STARTED_AT_ASC**")
-        await expect(page.locator("caption")).to_have_text("3 tasks, oldest first")
+        await expect(page.locator("caption")).to_contain_text("3 pieces of work, oldest first")
         await expect(rows.first).to_contain_text("Fit a new chain")
 
-        await page.get_by_label("Words").fill("wheel")
-        await page.get_by_role("button", name="Filter").click()
+        await page.get_by_label("Search", exact=True).fill("wheel")
+        await page.get_by_role("button", name="Search", exact=True).click()
         await page.wait_for_url(f"{origin}/inspect?search=wheel**")
         await expect(rows).to_have_count(1)
         await expect(rows.first).to_contain_text("True the rear wheel")
-        await expect(page.locator("caption")).to_have_text("1 task, oldest first")
+        await expect(page.locator("caption")).to_contain_text("1 piece of work, oldest first")
 
     async with visit(browser, origin) as seen:
         page = await seen.open("/inspect?search=wheel", shop.person("ada", "Accountant", name="Ada"))

@@ -26,6 +26,18 @@ def test_every_vendored_file_is_the_npm_file_its_manifest_names():
         assert hashlib.sha256((VENDOR / name).read_bytes()).hexdigest() == entry["sha256"], f"{name} was changed"
 
 
+LICENCE_TITLES = {"MIT": "MIT License", "Apache-2.0": "Apache License"}
+
+
+def test_every_vendored_file_carries_its_version_and_its_licence_text_beside_it():
+    for name, entry in manifest().items():
+        assert entry["package"].endswith("@" + entry["version"]), name
+        beside = VENDOR / entry["licenseFile"]
+        assert beside.name == f"{entry['package']}.LICENSE" and beside.is_file(), name
+        assert manifest()[beside.name]["path"] == "package/LICENSE"
+        assert LICENCE_TITLES[entry["license"]] in beside.read_text(), name
+
+
 def references() -> set[str]:
     found = set()
     for page in [*ASSETS.glob("*.html"), *ASSETS.glob("*.js")]:

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
-from graph.plan import LINE_FIELD_COLUMNS
+from graph.fast.plan import LINE_FIELD_COLUMNS
 from models import AgentTask, TraceEvent
 from models.chain import Line
 from models.line_columns import BESIDE, CHECKED, COLUMNS, INSERTED, MARKED, SET_BY_DATABASE, inserted_row

@@ -99,6 +99,23 @@ async def test_past_the_row_cap_a_list_without_first_is_refused_naming_the_field
     assert len(paged[field]) == 2
 
 
+async def test_a_level_read_without_first_is_whole_up_to_the_cap_on_each_task_and_refused_past_it(shop, monkeypatch):
+    parent = (await shop.start())["id"]
+    kids = [(await shop.start(parent=parent))["id"] for _ in range(2)]
+    for kid in [*kids, kids[0]]:
+        await shop.model_call(kid)
+    paged = [(await read(shop, kid, "trace(first: 10) { seq kind }"))["trace"] for kid in kids]
+    monkeypatch.setenv("AGENTLOG_MAX_LIST_ROWS", "3")
+
+    level = await read(shop, parent, "children { id trace { seq kind } }")
+    monkeypatch.setenv("AGENTLOG_MAX_LIST_ROWS", "2")
+    error = await refused(shop, parent, "children { trace { seq } }")
+
+    assert [len(lines) for lines in paged] == [3, 2]
+    assert [(child["id"], child["trace"]) for child in level["children"]] == list(zip(kids, paged))
+    assert error["extensions"]["code"] == "BAD_INPUT" and error["message"].startswith("trace:")
+
+
 @pytest.mark.parametrize("field", ["record", "trace", "children", "subtree", "calls"])
 @pytest.mark.parametrize("first", [0, -1, 5001])
 async def test_first_is_1_to_5000_below_a_task(shop, tree, field, first):

@@ -39,6 +39,8 @@ async def test_a_fresh_tenant_has_no_prices_and_its_uncosted_calls_say_unpriced(
 
     assert (await client.ok(PRICES, token=shop.noor))["modelPrices"] == []
     assert line["costMicros"] == 0
+    said = (await shop.read(task, shop.noor, "trace { summary }"))["trace"][-1]["summary"]
+    assert said == "Everyday (chosen by llm:default) asked for a tool; it is unpriced."
     assert (await _calls(shop, task))["calls"] == [
         {"model": "Everyday", "costMicros": 0, "costSource": "UNPRICED", "cachedInputTokens": None}
     ]

@@ -32,7 +32,7 @@ async def grow(shop: Shop, levels: list[int]) -> list[list[str]]:
 
 TASK = """
   id status depth sequence path spentMicros modelCalls toolCalls turns inputTokens outputTokens chainLength chainHead
-  about given requester { id } actor { id }
+  about given requester { id } actor { id } readableGroups
   cost { ownMicros allInMicros ownInputTokens allInInputTokens ownModelCalls allInModelCalls }
   parent { id status } root { id chainLength } lineage { id } subtree { id sequence }
   calls { id costMicros byTool task { id } }

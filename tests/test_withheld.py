@@ -29,7 +29,7 @@ async def estimate_with_help(shop: Shop, **model_call: object) -> str:
 
 
 async def read(shop: Shop, task: str) -> dict:
-    fields = f"given result instructionsSent instructionsHash turns spentMicros record {{ kind payload contentAccess }} " \
+    fields = f"given result instructionsSent instructionsHash turns spentMicros record {{ kind payload contentAccess withheldReason }} " \
              f"transcript {{ {TURN_FIELDS} }}"
     return await shop.read(task, fiona(shop), fields)
 
@@ -43,7 +43,8 @@ async def stored_content(task: str) -> list:
 
 def assert_withheld_everywhere(receipt: dict, reason: str) -> None:
     assert receipt["given"] is None and receipt["result"] is None and receipt["instructionsSent"] is None
-    assert {(line["payload"], line["contentAccess"]) for line in receipt["record"]} == {(None, "WITHHELD")}
+    assert {(line["payload"], line["contentAccess"], line["withheldReason"]) for line in receipt["record"]} == {
+        (None, "WITHHELD", reason)}
     turns = receipt["transcript"]
     assert [t["turn"] for t in turns] == [1, 2] and receipt["turns"] == 2 and receipt["spentMicros"] == 400
     for turn in turns:
@@ -91,8 +92,9 @@ async def test_a_redacted_call_withholds_that_one_call_only(client):
     assert (redacted["contentWithheld"], redacted["withheldReason"], redacted["response"]) == (True, "REDACTED", None)
     assert (after["contentWithheld"], after["withheldReason"], after["response"]) == (False, None, {"text": "done"})
     assert redacted["tools"][0]["input"] == {"fault": "rear brake does not bite"}
-    assert [(line["kind"], line["contentAccess"]) for line in receipt["record"] if line["payload"] is None] == [
-        ("MODEL_CALL", "WITHHELD")]
+    assert [(line["kind"], line["contentAccess"], line["withheldReason"]) for line in receipt["record"]
+            if line["payload"] is None] == [("MODEL_CALL", "WITHHELD", "REDACTED")]
+    assert {line["withheldReason"] for line in receipt["record"] if line["payload"] is not None} == {None}
     stored = await TraceEvent.filter(task_id=task, kind="MODEL_CALL").order_by("seq").values_list("payload", flat=True)
     assert stored[0] is None and stored[1] is not None
     assert receipt["given"] is not None and receipt["result"] == {"hours": 1}

@@ -1,6 +1,8 @@
-"""Copies the inspector's and GraphiQL's browser libraries out of their npm packages into graph/assets/vendor/,
-and writes manifest.json: for each file its npm package, its path in the package tarball, the tarball's integrity
-and the file's sha256. `--check` fetches the same packages again and fails if any vendored file differs.
+"""Copies the inspector's and GraphiQL's browser libraries out of their npm packages into graph/assets/vendor/, each
+package's licence text beside them (`<package>@<version>.LICENSE`), and writes manifest.json: for each file its npm
+package, version and licence (the package.json `license`, and the licence file), its path in the package tarball,
+the tarball's integrity and the file's sha256. `--check` fetches the same packages again and fails if any vendored
+file differs.
 
     python tools/vendor_assets.py            # (re)vendor
     python tools/vendor_assets.py --check    # compare with the registry's tarballs
@@ -42,15 +44,27 @@ def fetch(spec: str, into: Path) -> tuple[Path, str]:
     return into / info["filename"], info["integrity"]
 
 
+LICENCE = "package/LICENSE"
+
+
+def licence_file(spec: str) -> str:
+    return f"{spec}.LICENSE"
+
+
 def from_registry() -> dict[str, tuple[bytes, dict]]:
     files: dict[str, tuple[bytes, dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tarballs = {spec: fetch(spec, Path(tmp)) for spec in sorted({spec for spec, _ in FILES.values()})}
-        for name, (spec, member) in FILES.items():
+        members = {**FILES, **{licence_file(spec): (spec, LICENCE) for spec in tarballs}}
+        for name, (spec, member) in members.items():
             tarball, integrity = tarballs[spec]
             with tarfile.open(tarball) as tar:
                 data = tar.extractfile(member).read()
-            files[name] = (data, {"package": spec, "path": member, "integrity": integrity, "sha256": sha256(data)})
+                declared = json.load(tar.extractfile("package/package.json"))["license"]
+            files[name] = (data, {
+                "package": spec, "version": spec.rsplit("@", 1)[1], "license": declared,
+                "licenseFile": licence_file(spec), "path": member, "integrity": integrity, "sha256": sha256(data),
+            })
     return files
 
 

@@ -6,10 +6,11 @@ import { takeTokenFromFragment, token } from "./api.js";
 import { me } from "./queries.js";
 import { TaskList } from "./list.js";
 import { TaskPage } from "./task.js";
+import { finishSignIn, organisation, signInWithOrganisation, signOut } from "./sign-in.js";
 
 const html = htm.bind(h);
 
-function SignIn({ problem, onToken }) {
+function SignIn({ problem, onToken, org }) {
   const [value, setValue] = useState("");
   const submit = (event) => {
     event.preventDefault();
@@ -18,7 +19,10 @@ function SignIn({ problem, onToken }) {
   return html`<main class="sign-in">
     <h1>agentlog inspector</h1>
     <p class="problem" role="alert" data-testid="sign-in-problem">${problem}</p>
+    ${org && html`<p><button type="button" onClick=${() => signInWithOrganisation()}>Sign in with your organisation</button></p>`}
     <p>The inspector shows what your own token lets you read. Paste it here; it is kept in this tab only.</p>
+    <p>A token is made by whoever runs this server, with <code>agentlog token --sub YOU --tenant TENANT --roles ROLE</code>
+      on its host (the README's walkthrough prints a link with one in it).</p>
     <form onSubmit=${submit}>
       <label for="token">Your token</label>
       <input id="token" type="password" autocomplete="off" spellcheck="false" value=${value}
@@ -38,26 +42,27 @@ function Header({ viewer, onSignOut }) {
 
 function App() {
   const [state, setState] = useState({ phase: "checking" });
-  const check = async () => {
-    if (!token.get()) return setState({ phase: "out", problem: "Not signed in." });
+  const check = async (signedIn = null) => {
+    const org = await organisation().catch(() => null);
+    if (signedIn) return setState({ phase: "out", problem: signedIn, org });
+    if (!token.get()) return setState({ phase: "out", problem: "Not signed in.", org });
     try {
       setState({ phase: "in", viewer: await me() });
     } catch (error) {
       const problem = /expired/i.test(error.message) ? "Token expired. Paste a fresh token to go on."
         : error.code === "UNAUTHENTICATED" ? `Not signed in: ${error.message}` : error.message;
-      setState({ phase: "out", problem });
+      setState({ phase: "out", problem, org });
     }
   };
-  useEffect(() => { check(); }, []);
+  useEffect(() => { finishSignIn().then(check); }, []);
 
   if (state.phase === "checking") return html`<p class="loading">Checking your token…</p>`;
   if (state.phase === "out") {
-    return html`<${SignIn} problem=${state.problem} onToken=${(value) => { token.set(value); check(); }} />`;
+    return html`<${SignIn} problem=${state.problem} org=${state.org} onToken=${(value) => { token.set(value); check(); }} />`;
   }
   const taskId = decodeURIComponent(location.pathname.replace(/^\/inspect\/?/, ""));
-  const signOut = () => { token.clear(); check(); };
-  return html`<${Header} viewer=${state.viewer} onSignOut=${signOut} />
-    ${taskId ? html`<${TaskPage} id=${taskId} />` : html`<${TaskList} />`}`;
+  return html`<${Header} viewer=${state.viewer} onSignOut=${() => { signOut(); check(); }} />
+    ${taskId ? html`<${TaskPage} id=${taskId} viewer=${state.viewer} />` : html`<${TaskList} />`}`;
 }
 
 takeTokenFromFragment();

@@ -1,14 +1,15 @@
-// /inspect: the tasks the viewer can see, newest first (or in another order), a page at a time, with the filters and
-// the search of `tasks`.
+// /inspect: the pieces of work the viewer can see (root tasks; sub-tasks too when asked), newest first (or in another
+// order), a page at a time, with a search box and the filters of `tasks`.
 // The filters live in the address (a plain GET form), so a filtered list can be bookmarked and shared.
 import { h } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import htm from "htm";
 import { ORDERS, filterFields, taskList } from "./queries.js";
-import { Budget, Status, Time, duration } from "./format.js";
+import { Budget, Status, Time, Words, duration } from "./format.js";
 
 const html = htm.bind(h);
 const TEXT = ["search", "agent", "skill", "requester", "session"];
+const SHOWN = new Set([...TEXT, "status", "startedAfter", "startedBefore", "order", "all"]);
 const STATUSES = ["RUNNING", "DONE", "FAILED", "STOPPED"];
 const ORDER_WORDS = { STARTED_AT_DESC: "Newest first", STARTED_AT_ASC: "Oldest first", ENDED_AT_DESC: "Most recently ended" };
 const count = new Intl.NumberFormat(undefined);
@@ -17,7 +18,7 @@ function filterFromAddress(params, known) {
   const filter = {};
   for (const name of TEXT) if (params.get(name) && known.has(name)) filter[name] = params.get(name);
   if (params.get("status")) filter.status = params.get("status");
-  if (params.get("rootsOnly")) filter.rootsOnly = true;
+  if (!params.get("all")) filter.rootsOnly = true;
   for (const name of ["startedAfter", "startedBefore"]) {
     if (params.get(name)) filter[name] = new Date(params.get(name)).toISOString();
   }
@@ -27,8 +28,11 @@ function filterFromAddress(params, known) {
 function Filters({ params, known }) {
   const text = (name, label) => known.has(name) && html`<label>${label}
     <input name=${name} type=${name === "search" ? "search" : "text"} value=${params.get(name) || ""} /></label>`;
-  return html`<form class="filters" method="get" action="/inspect" role="search" aria-label="Filter tasks">
-    ${text("search", "Words")} ${text("agent", "Agent")} ${text("skill", "Skill")}
+  return html`<form class="filters" method="get" action="/inspect" role="search" aria-label="Search and filter tasks">
+    ${known.has("search") && html`<p class="search"><label for="search">Search</label>
+      <input id="search" name="search" type="search" placeholder="words of the about, trigger, outcome or a step"
+        value=${params.get("search") || ""} /> <button type="submit">Search</button></p>`}
+    ${text("agent", "Agent")} ${text("skill", "Skill")}
     <label>Status <select name="status">
       <option value="">any</option>
       ${STATUSES.map((s) => html`<option value=${s} selected=${params.get("status") === s}>${s.toLowerCase()}</option>`)}
@@ -39,7 +43,7 @@ function Filters({ params, known }) {
     <label>Order <select name="order">
       ${ORDERS.map((o) => html`<option value=${o} selected=${(params.get("order") || ORDERS[0]) === o}>${ORDER_WORDS[o].toLowerCase()}</option>`)}
     </select></label>
-    <label class="check"><input name="rootsOnly" type="checkbox" value="1" checked=${!!params.get("rootsOnly")} /> Only whole pieces of work (no sub-tasks)</label>
+    <label class="check"><input name="all" type="checkbox" value="1" checked=${!!params.get("all")} /> Sub-tasks too</label>
     <button type="submit">Filter</button> <a href="/inspect">Clear</a>
   </form>`;
 }
@@ -48,7 +52,7 @@ function Row({ task }) {
   return html`<tr data-testid="task-row">
     <td><${Time} iso=${task.startedAt} /></td>
     <td><a href=${`/inspect/${task.id}`}>${task.agent} · ${task.skill}</a></td>
-    <td>${task.about ?? html`<span class="none">not shown to your role</span>`}</td>
+    <td><${Words} value=${task.about} task=${task} /></td>
     <td><${Status} status=${task.status} /></td>
     <td>${duration(task.startedAt, task.endedAt)}</td>
     <td><${Budget} task=${task} /></td>
@@ -62,8 +66,12 @@ export function TaskList() {
     (async () => {
       try {
         const known = await filterFields();
-        const page = await taskList(filterFromAddress(params, known), params.get("after"), params.get("order"));
-        setState({ known, page });
+        const filter = filterFromAddress(params, known);
+        const page = await taskList(filter, params.get("after"), params.get("order"));
+        const { rootsOnly, ...everything } = filter;
+        const withSubTasks = rootsOnly && page.edges.length === 0
+          ? (await taskList(everything, null, params.get("order"))).totalCount : 0;
+        setState({ known, page, withSubTasks });
       } catch (error) {
         setState({ known: new Set(), error: error.message });
       }
@@ -74,16 +82,22 @@ export function TaskList() {
   if (state.page) next.set("after", state.page.pageInfo.endCursor || "");
   const first = new URLSearchParams(params);
   first.delete("after");
+  const all = new URLSearchParams(first);
+  all.set("all", "1");
+  const filtered = [...params.keys()].some((k) => SHOWN.has(k) && k !== "all");
+  const what = params.get("all") ? ["task", "tasks"] : ["piece of work", "pieces of work"];
   return html`<main>
     <h1>Tasks</h1>
     <${Filters} params=${params} known=${state.known} />
     ${state.loading && html`<p class="loading">Loading tasks…</p>`}
     ${state.error && html`<p class="problem" role="alert">${state.error}</p>`}
     ${state.page && (state.page.edges.length === 0
-      ? html`<p class="empty">No tasks you may see${params.toString() ? " match these filters" : ""}.</p>`
+      ? html`<p class="empty">No tasks you may see${filtered ? " match these filters" : ""}.${state.withSubTasks > 0
+          ? html` <a href=${`/inspect?${all}`}>Show the sub-tasks you may see (${count.format(state.withSubTasks)})</a>.` : ""}</p>`
       : html`<table class="tasks">
-          <caption>${count.format(state.page.totalCount)} ${state.page.totalCount === 1 ? "task" : "tasks"}, ${
-            (ORDER_WORDS[params.get("order")] || ORDER_WORDS[ORDERS[0]]).toLowerCase()}${params.get("after") ? " (a later page)" : ""}</caption>
+          <caption>${count.format(state.page.totalCount)} ${state.page.totalCount === 1 ? what[0] : what[1]}, ${
+            (ORDER_WORDS[params.get("order")] || ORDER_WORDS[ORDERS[0]]).toLowerCase()}${params.get("after") ? " (a later page)" : ""}${
+            params.get("all") ? "" : html` (sub-tasks are listed under each; <a href=${`/inspect?${all}`}>list them here too</a>)`}</caption>
           <thead><tr><th scope="col">Started</th><th scope="col">Agent · skill</th><th scope="col">About</th>
             <th scope="col">Status</th><th scope="col">Took</th><th scope="col">Cost</th></tr></thead>
           <tbody>${state.page.edges.map((e) => html`<${Row} key=${e.node.id} task=${e.node} />`)}</tbody>

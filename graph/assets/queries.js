@@ -6,7 +6,8 @@ export const PAGE = 50;
 export const STEP_PAGE = 100;
 export const ORDERS = ["STARTED_AT_DESC", "STARTED_AT_ASC", "ENDED_AT_DESC"];
 
-const NODE = `id agent skill status about startedAt endedAt limitMicros`;
+const NODE = `id agent skill status about startedAt endedAt limitMicros readableGroups`;
+const UNPRICED_READ = 500;
 const CHILD = `${NODE} childCount`;
 const child = (task) => ({ ...task, hasChildren: task.childCount > 0 });
 
@@ -17,6 +18,10 @@ export async function me() {
 export async function filterFields() {
   const data = await graphql(`{ __type(name: "TaskFilter") { inputFields { name } } }`);
   return new Set(((data.__type && data.__type.inputFields) || []).map((f) => f.name));
+}
+
+export async function agents() {
+  return (await graphql(`{ agents { name transcriptReaders } }`)).agents;
 }
 
 export async function taskList(filter, after, orderBy) {
@@ -35,17 +40,21 @@ export async function taskList(filter, after, orderBy) {
 
 export async function taskPage(id) {
   const data = await graphql(
-    `query($id: ID!, $first: Int!) {
+    `query($id: ID!, $first: Int!, $calls: Int!) {
       task(id: $id) {
         ${NODE} trigger outcome session cause skillVersion chainLength
         requester { id name } actor { id name }
-        lineage { id agent skill about }
+        lineage { id agent skill about requester { id name } }
         childCount children(first: $first) { ${CHILD} }
+        calls(first: $calls) { costSource }
       }
     }`,
-    { id, first: PAGE },
+    { id, first: PAGE, calls: UNPRICED_READ },
   );
-  return data.task && { ...data.task, children: data.task.children.map(child) };
+  if (!data.task) return null;
+  const { calls, ...task } = data.task;
+  const unpricedCalls = calls.filter((c) => c.costSource === "UNPRICED").length;
+  return { ...task, unpricedCalls, children: task.children.map(child) };
 }
 
 // The page of a task's children after the child `after` (from the first without it).
@@ -91,8 +100,8 @@ export async function stepsOf(id, whole, after) {
     `query($id: ID!, $first: Int!, $after: Int) {
       task(id: $id) {
         steps: ${whole ? "record" : "trace"}(first: $first, after: $after) {
-          seq kind at summary payload contentAccess erasedAt contentErasedAt
-          model tool costMicros durationMs isError hash task { id agent skill }
+          seq kind at summary payload contentAccess withheldReason erasedAt contentErasedAt
+          model tool costMicros durationMs isError hash task { id agent skill } call { costSource }
         }
       }
     }`,

@@ -9,16 +9,23 @@ import { Money, Time } from "./format.js";
 const html = htm.bind(h);
 export const ROW = 84;
 const SPARE = 6;
+const FITTING = 10;
 
 const KINDS = {
   STARTED: "Started", MODEL_CALL: "Model call", TOOL_CALL: "Tool call", TOOL_RESULT: "Tool result",
   ASKED_FOR_HELP: "Asked for help", SENT_BACK: "Answer sent back", ENDED: "Ended", ERASED: "Erasure",
 };
 
+const NEVER_RECORDED = {
+  METADATA_ONLY: "the agent records figures only",
+  RECORDING_OFF: "recording was off on the server",
+  REDACTED: "the call was marked redacted",
+};
+
 export function Reason({ step }) {
   const words = {
     DENIED: () => "Content not shown to your role.",
-    WITHHELD: () => "Content never recorded: the agent records figures only, recording was off, or the call was marked redacted.",
+    WITHHELD: () => `Content never recorded: ${NEVER_RECORDED[step.withheldReason] || "it was withheld"}.`,
     ERASED: () => html`Content erased on <${Time} iso=${step.contentErasedAt} />.`,
   }[step.contentAccess];
   return html`<span class="reason" data-testid="content-reason">${words ? words() : "No content."}</span>`;
@@ -46,6 +53,14 @@ function Content({ step, whole }) {
     : html`<code data-testid="step-content">${step.payload}</code>`;
 }
 
+function hiddenSteps(above, below) {
+  const steps = (n) => (n === 1 ? "1 step" : `${n} steps`);
+  const parts = [above > 0 && `${steps(above)} above`, below === null ? "more below, read as you scroll"
+    : below > 0 && `${steps(below)} below`].filter(Boolean);
+  return parts.length ? `Scroll the box for the ${parts.length > 1 ? "others" : "rest"}: ${parts.join(", ")}.`
+    : "Every step is in view.";
+}
+
 function Row({ step, index, total, taskId, broken, chosen, onChoose }) {
   const other = step.task && step.task.id !== taskId;
   return html`<li id=${`line-${step.seq}`} data-testid="step" data-seq=${step.seq} tabindex=${chosen ? 0 : -1}
@@ -58,7 +73,7 @@ function Row({ step, index, total, taskId, broken, chosen, onChoose }) {
       ${step.tool && html`<span>${step.tool}</span>`}
       ${step.model && html`<span>${step.model}</span>`}
       <${Time} iso=${step.at} />
-      ${step.costMicros !== null && html`<${Money} micros=${step.costMicros} />`}
+      ${step.costMicros !== null && html`<${Money} micros=${step.costMicros} unpriced=${step.call && step.call.costSource === "UNPRICED"} />`}
       ${step.durationMs !== null && html`<span>${step.durationMs} ms</span>`}
       ${step.isError && html`<span class="status status-failed">error</span>`}
       ${other && html`<a href=${`/inspect/${step.task.id}`}>${step.task.agent} · ${step.task.skill}</a>`}
@@ -87,7 +102,7 @@ export function Steps({ steps, done, total, onMore, reach, taskId, brokenAt, goT
     if (focus) requestAnimationFrame(() => document.getElementById(`line-${steps[index].seq}`)?.focus());
   };
 
-  useEffect(() => { setHeight(box.current.clientHeight); }, []);
+  useEffect(() => { setHeight(box.current.clientHeight); }, [done]);
   useEffect(() => { if (goTo) setWant(goTo); }, [goTo]);
   useEffect(() => {
     if (!want) return;
@@ -115,8 +130,11 @@ export function Steps({ steps, done, total, onMore, reach, taskId, brokenAt, goT
 
   const rows = done ? steps.length : Math.max(total || 0, steps.length + 1);
   const step = chosen !== null ? steps[chosen] : null;
+  const fits = done && rows <= FITTING;
+  const above = Math.min(steps.length, Math.floor(top / ROW));
+  const below = done ? Math.max(0, rows - Math.floor((top + height) / ROW)) : null;
   return html`
-    <div class="steps-box" ref=${box} onScroll=${(e) => setTop(e.currentTarget.scrollTop)}
+    <div class=${`steps-box${fits ? " fits" : ""}`} ref=${box} onScroll=${(e) => setTop(e.currentTarget.scrollTop)}
         tabindex=${chosen === null ? 0 : -1} onKeyDown=${onKeyDown} aria-label="Steps, in order">
       <ol class="steps" style=${{ height: `${rows * ROW}px` }}>
         ${steps.slice(first, last).map((s, i) => html`<${Row} key=${s.seq} step=${s} index=${first + i}
@@ -125,6 +143,7 @@ export function Steps({ steps, done, total, onMore, reach, taskId, brokenAt, goT
       </ol>
       ${!done && last >= steps.length && html`<p class="loading steps-more" style=${{ top: `${steps.length * ROW}px` }}>Reading more steps…</p>`}
     </div>
+    ${!fits && html`<p class="steps-hidden" data-testid="steps-hidden" aria-live="polite">${hiddenSteps(above, below)}</p>`}
     ${step && html`<section class="step-whole" aria-live="polite" aria-label=${`Step ${step.seq}`}>
       <h3>Step ${step.seq}: ${KINDS[step.kind] || step.kind}</h3>
       <p><${Sentence} step=${step} /></p>

@@ -3,14 +3,13 @@ import { h } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
 import { STEP_PAGE, costs, stepsOf, taskPage, verifyOf } from "./queries.js";
-import { Budget, Status, Time, duration } from "./format.js";
+import { Budget, Status, Time, Words, duration, reads } from "./format.js";
 import { Tree } from "./tree.js";
 import { Steps } from "./steps.js";
 import { Transcript } from "./transcript.js";
 import { Timeline } from "./timeline.js";
 
 const html = htm.bind(h);
-const hidden = html`<span class="none">not shown to your role</span>`;
 
 function Badge({ check, onGoTo }) {
   if (check.intact) {
@@ -20,23 +19,35 @@ function Badge({ check, onGoTo }) {
   return html`<p><a class="badge broken" data-testid="verify-badge" href=${`#line-${check.brokenAt}`} onClick=${go}>✗ Record broken at line ${check.brokenAt}: ${check.problem}</a></p>`;
 }
 
+const named = (p) => p.name || p.id;
+
+// Whom the work was for: its own requester, else the nearest one above it (the one it was done for), marked so.
+function Requester({ task }) {
+  if (task.requester) return named(task.requester);
+  if (!reads(task, "WORDS")) return html`<span class="none">not shown to your role</span>`;
+  const above = [...task.lineage].reverse().find((t) => t.requester);
+  if (!above) return html`<span class="none">not recorded</span>`;
+  const from = html`<a href=${`/inspect/${above.id}`}>${above.agent} · ${above.skill}</a>`;
+  return html`${named(above.requester)} <span class="none" data-testid="inherited">(inherited from ${from}, the task it is part of)</span>`;
+}
+
 function Facts({ task }) {
-  const person = (p) => (p ? p.name || p.id : hidden);
   return html`<dl class="facts">
     <dt>Status</dt><dd><${Status} status=${task.status} /></dd>
     <dt>Started</dt><dd><${Time} iso=${task.startedAt} /></dd>
     <dt>Ended</dt><dd><${Time} iso=${task.endedAt} /></dd>
     <dt>Took</dt><dd>${duration(task.startedAt, task.endedAt)}</dd>
     <dt>Cost</dt><dd><${Budget} task=${task} /></dd>
-    <dt>For</dt><dd>${person(task.requester)}</dd>
-    <dt>Ran as</dt><dd>${task.actor ? task.actor.name || task.actor.id : "—"}</dd>
-    <dt>Why it ran</dt><dd>${task.trigger ?? hidden}</dd>
-    <dt>Outcome</dt><dd>${task.outcome ?? (task.status === "RUNNING" ? "still running" : hidden)}</dd>
+    <dt>For</dt><dd data-testid="requester"><${Requester} task=${task} /></dd>
+    <dt>Ran as</dt><dd>${task.actor ? named(task.actor) : "—"}</dd>
+    <dt>Why it ran</dt><dd data-testid="trigger"><${Words} value=${task.trigger} task=${task} /></dd>
+    <dt>Outcome</dt><dd data-testid="outcome"><${Words} value=${task.outcome} task=${task}
+      missing=${task.status === "RUNNING" ? "still running" : "not recorded"} /></dd>
     ${task.session && html`<dt>Session</dt><dd>${task.session}</dd>`}
   </dl>`;
 }
 
-export function TaskPage({ id }) {
+export function TaskPage({ id, viewer }) {
   const [task, setTask] = useState(undefined);
   const [check, setCheck] = useState(null);
   const [steps, setSteps] = useState(null);
@@ -70,6 +81,7 @@ export function TaskPage({ id }) {
   };
 
   useEffect(() => { taskPage(id).then(setTask, failed); }, [id]);
+  useEffect(() => { if (task && task.childCount === 0) afterTree(); }, [task && task.id]);
   const afterTree = () => {
     costs([id]).then((found) => setTask((now) => ({ ...now, cost: found[id] })), failed);
     verifyOf(id).then(setCheck, failed);
@@ -104,12 +116,14 @@ export function TaskPage({ id }) {
     ${task.lineage.length > 0 && html`<nav class="lineage" aria-label="Part of">
       <ol>${task.lineage.map((t) => html`<li><a href=${`/inspect/${t.id}`}>${t.agent} · ${t.skill}</a></li>`)}</ol></nav>`}
     <h1>${task.agent} · ${task.skill}</h1>
-    <p class="about">${task.about ?? hidden}</p>
+    <p class="about"><${Words} value=${task.about} task=${task} /></p>
     ${check ? html`<${Badge} check=${check} onGoTo=${onGoTo} />` : html`<p class="loading">Checking the record…</p>`}
     <${Facts} task=${task} />
     <section aria-labelledby="tree-title">
       <h2 id="tree-title">Sub-tasks</h2>
-      <${Tree} task=${task} onShown=${afterTree} />
+      ${task.childCount === 0
+        ? html`<p class="empty" data-testid="no-sub-tasks">None: this task handed no work on.</p>`
+        : html`<${Tree} task=${task} onShown=${afterTree} />`}
     </section>
     <section aria-labelledby="steps-title">
       <h2 id="steps-title">${whole ? "Steps of the whole tree" : "Steps"}${counted}</h2>
@@ -126,7 +140,7 @@ export function TaskPage({ id }) {
     </section>
     <section aria-labelledby="transcript-title">
       <h2 id="transcript-title">Transcript</h2>
-      <${Transcript} id=${task.id} />
+      <${Transcript} id=${task.id} viewer=${viewer} />
     </section>
   </main>`;
 }

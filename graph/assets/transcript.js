@@ -3,7 +3,7 @@
 import { h } from "preact";
 import { useState } from "preact/hooks";
 import htm from "htm";
-import { transcriptOf } from "./queries.js";
+import { agents, transcriptOf } from "./queries.js";
 import { Time } from "./format.js";
 
 const html = htm.bind(h);
@@ -35,17 +35,35 @@ function Turn({ turn }) {
   </article>`;
 }
 
-export function Transcript({ id }) {
+// Why this viewer reads the transcript: each agent in it names one of the viewer's roles as a transcript reader.
+function Why({ turns, viewer, readers }) {
+  const names = [...new Set(turns.map((t) => t.agent))];
+  const grants = names.map((name) => {
+    const roles = (readers[name] || []).filter((r) => viewer.roles.includes(r));
+    return `${name} lets ${roles.length === 1 ? `the role ${roles[0]}` : `the roles ${roles.join(", ")}`} read its transcripts`;
+  });
+  return html`<p class="reason" data-testid="transcript-why">Shown to you, content included, because ${
+    grants.join("; ")}: a transcript is shown to the roles every agent in the work names as its readers, whatever
+    else the role may read.</p>`;
+}
+
+export function Transcript({ id, viewer }) {
   const [turns, setTurns] = useState(null);
+  const [readers, setReaders] = useState({});
   const [error, setError] = useState(null);
   const onToggle = (event) => {
-    if (event.currentTarget.open && turns === null) transcriptOf(id).then(setTurns, (e) => setError(e.message));
+    if (!event.currentTarget.open || turns !== null) return;
+    Promise.all([transcriptOf(id), agents()]).then(([found, all]) => {
+      setReaders(Object.fromEntries(all.map((a) => [a.name, a.transcriptReaders])));
+      setTurns(found);
+    }, (e) => setError(e.message));
   };
   return html`<details class="transcript" onToggle=${onToggle}>
     <summary>Show the transcript (model turns and their tool calls)</summary>
     ${error && html`<p class="problem" role="alert">${error}</p>`}
     ${turns === null && !error && html`<p class="loading">Loading the transcript…</p>`}
     ${turns && turns.length === 0 && html`<p class="reason" data-testid="transcript-reason">${REFUSED}</p>`}
+    ${turns && turns.length > 0 && viewer && html`<${Why} turns=${turns} viewer=${viewer} readers=${readers} />`}
     ${turns && turns.map((t) => html`<${Turn} key=${`${t.task && t.task.id}-${t.turn}`} turn=${t} />`)}
   </details>`;
 }

@@ -9,7 +9,7 @@ import models
 from graph.context import Info
 from graph.guard import build, guarded
 from graph.types.principal import Principal
-from permissions.table import Group, describe_outside_work
+from permissions.access import Group, describe_outside_work
 
 if TYPE_CHECKING:
     from graph.types.agent_task import AgentTask

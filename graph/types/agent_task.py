@@ -3,23 +3,23 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
 import models
 from graph.context import Info
-from graph.guard import guarded
+from graph.guard import built_whole, guarded
 from graph import pages
-from graph.lazy import Views, lazy_view
-from graph.plan import TaskPlan
+from graph.fast.lazy import Views, lazy_view
+from graph.fast.plan import TaskPlan
 from graph.types.cost import Cost
-from graph.types.enums import TaskCause, TaskStatus, TraceKind
+from graph.types.enums import FieldGroup, TaskCause, TaskStatus, TraceKind
 from graph.types.principal import Principal
 from graph.types.scalars import JSON, Long
-from graph.types.trace_event import TraceEvent, content_access
-from permissions.access import ancestor_ids
-from permissions.table import Group
+from graph.types.trace_event import TraceEvent, content_access, withheld_reason
+from permissions.access import Group, ancestor_ids
 from resolvers.pages import capped, seq_page
 from resolvers.rows import LINE_COLUMNS, TaskRow
 from resolvers.transcript import turns_of
@@ -66,6 +66,11 @@ class AgentTask:
     given: str | None = guarded(C, "The brief it was given.")
     result: JSON | None = guarded(C, "What it handed back.")
     instructions_sent: str | None = guarded(C, "The instructions it was sent.")
+    readable_groups: list[FieldGroup] = guarded(
+        F,
+        "The field groups the caller may read on this task: a field of a group not listed is withheld from them, "
+        "a null field of a group listed was not recorded.",
+    )
 
     @guarded(F, "How many lines the tree's chain holds; the same on every task of the tree.")
     async def chain_length(self, info: Info) -> int | None:
@@ -171,7 +176,7 @@ class AgentTask:
         columns = self.plan.trace if self.plan and self.plan.trace is not None else LINE_COLUMNS
         lines = capped("trace", await info.context.loaders.trace_page(columns, at).get(self.row.id), at)
         groups = self.groups
-        return Views(LineView, lines, lambda _: groups)  # type: ignore[return-value]
+        return line_views(info, lines, lambda _: groups)  # type: ignore[return-value]
 
     @guarded(
         F,
@@ -184,7 +189,7 @@ class AgentTask:
         key = await pages.record_key(info.context, self.row.root_id)
         groups = await info.context.loaders.readable(info.context.access, await info.context.loaders.tree.get(key[0]))
         lines = capped("record", await info.context.loaders.record_page(columns, at).get(key), at)
-        return Views(LineView, lines, _groups_of_lines(groups))  # type: ignore[return-value]
+        return line_views(info, lines, _groups_of_lines(groups))  # type: ignore[return-value]
 
     @guarded(
         Group.TRANSCRIPT,
@@ -228,37 +233,50 @@ def _principal(id_attr: str, name_attr: str) -> Callable[[Any], Principal | None
     return lambda view: Principal.of(getattr(view.row, id_attr), getattr(view.row, name_attr))
 
 
-TaskView = lazy_view(
-    AgentTask,
-    "row",
-    {
-        "id": lambda view: strawberry.ID(str(view.row.id)),
-        "cause": lambda view: TaskCause(view.row.cause),
-        "status": lambda view: TaskStatus(view.row.status),
-        "actor": _principal("actor_id", "actor_name"),
-        "requester": _principal("requester_id", "requester_name"),
-        "result": lambda view: json.loads(view.row.result) if view.row.result is not None else None,
-    },
-)
+@lru_cache(maxsize=64)
+def field_groups(groups: frozenset[Group]) -> tuple[FieldGroup, ...]:
+    """The groups in the table's order, as the schema names them."""
+    return tuple(FieldGroup[group.name] for group in Group if group in groups and group.name in FieldGroup.__members__)
 
+
+TASK_READERS: dict[str, Callable[[Any], Any]] = {
+    "id": lambda view: strawberry.ID(str(view.row.id)),
+    "cause": lambda view: TaskCause(view.row.cause),
+    "status": lambda view: TaskStatus(view.row.status),
+    "actor": _principal("actor_id", "actor_name"),
+    "requester": _principal("requester_id", "requester_name"),
+    "result": lambda view: json.loads(view.row.result) if view.row.result is not None else None,
+    "readable_groups": lambda view: field_groups(view.groups),
+}
 TRACE_KINDS = {kind.value: kind for kind in TraceKind}
+LINE_READERS: dict[str, Callable[[Any], Any]] = {
+    "content_access": lambda view: content_access(view.event, view.groups),
+    "withheld_reason": lambda view: withheld_reason(view.event),
+}
+LINE_ROW_READERS: dict[str, Callable[[Any], Any]] = {"kind": lambda event: TRACE_KINDS[event.kind]}
 
-LineView = lazy_view(
-    TraceEvent,
-    "event",
-    {"content_access": lambda view: content_access(view.event, view.groups)},
-    {"kind": lambda event: TRACE_KINDS[event.kind]},
-)
+TaskView = lazy_view(AgentTask, "row", TASK_READERS)
+LineView = lazy_view(TraceEvent, "event", LINE_READERS, LINE_ROW_READERS)
+WholeTask = built_whole(AgentTask, "row", TASK_READERS)
+WholeLine = built_whole(TraceEvent, "event", LINE_READERS, LINE_ROW_READERS)
+
+
+def line_views(info: Info, lines: Sequence[Any], groups: Callable[[Any], frozenset]) -> Sequence[TraceEvent]:
+    """The lines as TraceEvent objects: lazy views, each made when read, on the fast path; built whole on stock."""
+    if info.schema.fast:
+        return Views(LineView, lines, groups)  # type: ignore[return-value]
+    return [WholeLine(line, groups(line)) for line in lines]
 
 
 async def task_views(info: Info, rows: Sequence[Row], plan: TaskPlan | None = None) -> list[AgentTask]:
     """The rows the caller may see, as AgentTask objects with what they may not read left null."""
     groups = await info.context.loaders.readable(info.context.access, rows)
+    make = TaskView if info.schema.fast else WholeTask
     views = []
     for row in rows:
         readable = groups[row.id]
         if readable:
-            view = TaskView(row, readable)
+            view = make(row, readable)
             view.plan = plan
             views.append(view)
     return views

@@ -30,6 +30,14 @@ class ContentAccess(Enum):
     SHOWN = "SHOWN"
 
 
+@strawberry.enum(description="A group of fields read together, as the access table names them.")
+class FieldGroup(Enum):
+    FIGURES = "FIGURES"
+    WORDS = "WORDS"
+    SENTENCES = "SENTENCES"
+    CONTENT = "CONTENT"
+
+
 @strawberry.enum(description="What an agent's work records: everything, or no content.")
 class AgentLogging(Enum):
     FULL = "FULL"

@@ -7,7 +7,7 @@ import strawberry
 
 import models
 from graph.types.principal import Principal
-from permissions.table import ERASURE_LOG_READERS
+from permissions.access import ERASURE_LOG_READERS_NAMED
 
 
 @strawberry.enum(description="Which erasure an entry of the erasure log records, named after its mutation.")
@@ -18,7 +18,7 @@ class ErasureKind(Enum):
     ERASE_AGENT_HELP = "ERASE_AGENT_HELP"
 
 
-LOG_READERS = ", ".join(sorted(reader.value for reader in ERASURE_LOG_READERS))
+LOG_READERS = ERASURE_LOG_READERS_NAMED
 
 
 @strawberry.type(description=f"One entry of the erasure log: who erased what, when, why. Readable by: {LOG_READERS}.")

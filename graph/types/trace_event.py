@@ -10,7 +10,8 @@ from graph.context import Info
 from graph.guard import build, guarded
 from graph.types.enums import ContentAccess, TraceKind
 from graph.types.scalars import Long
-from permissions.table import Group
+from graph.types.transcript import WithheldReason
+from permissions.access import Group, Shown, content_shown
 
 if TYPE_CHECKING:
     from graph.types.agent_task import AgentTask
@@ -44,6 +45,9 @@ class TraceEvent:
     erased_at: datetime | None = guarded(F, "When its sentence was erased.")
     content_erased_at: datetime | None = guarded(F, "When its content was erased.")
     content_access: ContentAccess | None = guarded(F, "Why the content is or is not shown to the caller.")
+    withheld_reason: WithheldReason | None = guarded(
+        F, "Why the content was never stored (METADATA_ONLY, RECORDING_OFF or REDACTED); null when it was."
+    )
     summary: str | None = guarded(S, "The step in a sentence.")
     summary_salt: str | None = guarded(S, "The sentence's salt, erased with it.")
     payload: str | None = guarded(C, "The content, as stored text.")
@@ -65,14 +69,16 @@ class TraceEvent:
         return next((call_view(c) for c in calls if c.id == self.event.call_id), None)
 
 
+CONTENT_ACCESS = {shown: ContentAccess[shown.name] for shown in Shown}
+
+
 def content_access(event: models.TraceEvent, groups: frozenset) -> ContentAccess:
-    if event.content_erased_at is not None:
-        return ContentAccess.ERASED
-    if event.withheld is not None:
-        return ContentAccess.WITHHELD
-    if Group.CONTENT not in groups:
-        return ContentAccess.DENIED
-    return ContentAccess.SHOWN
+    erased, never_stored = event.content_erased_at is not None, event.withheld is not None
+    return CONTENT_ACCESS[content_shown(erased, never_stored, groups)]
+
+
+def withheld_reason(event: models.TraceEvent) -> WithheldReason | None:
+    return WithheldReason(event.withheld) if event.withheld else None
 
 
 def line_view(event: models.TraceEvent, groups: frozenset) -> TraceEvent:
@@ -100,6 +106,7 @@ def line_view(event: models.TraceEvent, groups: frozenset) -> TraceEvent:
         erased_at=event.erased_at,
         content_erased_at=event.content_erased_at,
         content_access=content_access(event, groups),
+        withheld_reason=withheld_reason(event),
         summary=event.summary,
         summary_salt=event.summary_salt,
         payload=event.payload,

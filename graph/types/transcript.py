@@ -9,7 +9,7 @@ from graph.context import Info
 from graph.guard import build, guarded
 from graph.types.enums import WithheldReason
 from graph.types.scalars import JSON
-from permissions.table import Group
+from permissions.access import Group
 from resolvers.transcript import ToolUse, Turn
 
 if TYPE_CHECKING:

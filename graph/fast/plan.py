@@ -33,6 +33,7 @@ STEP_FIELDS = frozenset({"toolCalls", "turns"})
 ROOT_FIELDS = frozenset({"root", "chainLength", "chainHead"})
 LINE_FIELD_COLUMNS: dict[str, frozenset[str]] = {  # the line fields that read columns other than their own name
     "contentAccess": frozenset({"content_erased_at", "withheld"}),
+    "withheldReason": frozenset({"withheld"}),
     "task": frozenset({"task_id"}),
     "call": frozenset({"call_id", "task_id"}),
     "__typename": frozenset(),

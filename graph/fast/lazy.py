@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from strawberry.types.private import is_private
 
 from graph.guard import group_of
+from permissions.access import may_read
 
 T = TypeVar("T")
 Reader = Callable[[Any], Any]
@@ -41,7 +42,7 @@ def lazy_view(
     when given, else as the row's attribute of the same name. `readable` holds the names of the fields the
     caller's groups allow, worked out once per distinct set of groups. The class keeps, as `row_readers`,
     how each field not needing the view is read from the row alone, and `readable_names(groups)`, so that a
-    list of views can be answered from its rows without making them (graph/execution.py).
+    list of views can be answered from its rows without making them (graph/fast/execution.py).
     """
     readers = readers or {}
     namespace: dict[str, Any] = {}
@@ -66,7 +67,7 @@ def lazy_view(
     def readable(groups: frozenset) -> frozenset[str]:
         names = readable_by_groups.get(groups)
         if names is None:
-            names = frozenset(n for n, g in groups_of_field.items() if g is None or g in groups)
+            names = frozenset(n for n, g in groups_of_field.items() if may_read(groups, g))
             readable_by_groups[groups] = names
         return names
 

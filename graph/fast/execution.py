@@ -1,8 +1,5 @@
-"""The executor: graphql-core's, with four shortcuts that matter when one request answers a whole tree.
+"""The executor: graphql-core's, with three shortcuts that matter when one request answers a whole tree.
 
-- A resolver that takes `self`, `info` and arguments of plain types (no field extensions) is called
-  straight, its arguments converted by converters made once (graph/arguments.py), without strawberry's
-  per-call argument conversion and extension chain.
 - A resolver's coroutine is started at once. When what it awaits is already in the request's loaders it
   finishes without suspending, and its field completes on the spot instead of as one more task.
 - A plain field (no resolver, no arguments) of a scalar or enum type is read with `getattr` and coerced
@@ -26,9 +23,8 @@ sets it up, and tests/test_executors.py holds both to byte-identical answers on 
 #   abort_signal, middleware_manager; graphql.execution.collect_fields.FieldDetailsList and GroupedFieldSet
 #   (each FieldDetails' .node); graphql.pyutils.gather_with_cancel.
 # - strawberry: strawberry.schema.schema.StrawberryGraphQLCoreExecutionContext,
-#   GraphQLCoreConverter.DEFINITION_BACKREF, Schema._schema, the field definition's is_basic_field,
-#   python_name, extensions and base_resolver (its arguments, self_parameter, info_parameter, root_parameter,
-#   parent_parameter, signature, wrapped_func), Info(_raw_info=, _field=), and the wrapped_cls of its enum types.
+#   GraphQLCoreConverter.DEFINITION_BACKREF, the field definition's is_basic_field and python_name, and the
+#   wrapped_cls of its enum types.
 # - asyncio: the _asyncio_future_blocking mark a task reads on the future a coroutine yields (Resumed).
 
 from __future__ import annotations
@@ -57,9 +53,7 @@ from graphql.pyutils import Path, gather_with_cancel
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 
-import strawberry
-from graph.arguments import Arguments, arguments_of
-from graph.lazy import Views
+from graph.fast.lazy import Views
 
 SLOW = object()
 
@@ -138,54 +132,6 @@ def _coercer(leaf_type: Any) -> Callable[[Any], Any]:
 Plan = list[tuple[str, Leaf | None]]
 Flat = list[tuple[str, str, Any, bool, Any, Any]]
 """Per field: its name, attribute, coercion, nullability, unchanged type, and the leaves of a nested object."""
-
-
-def direct_resolvers(schema: strawberry.Schema) -> strawberry.Schema:
-    """Points every field whose resolver takes `self`, `info` and arguments of types graph/arguments.py
-    converts straight at that resolver, its arguments converted as strawberry would."""
-    info_class = schema.config.info_class
-    for graphql_type in schema._schema.type_map.values():
-        if not isinstance(graphql_type, GraphQLObjectType) or graphql_type is schema._schema.subscription_type:
-            continue
-        for field in graphql_type.fields.values():
-            definition = (field.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
-            if not _takes_self_info_and_arguments(definition):
-                continue
-            converters = arguments_of(definition, schema)
-            if converters is not None:
-                field.resolve = _direct(definition, info_class, converters)
-    return schema
-
-
-def _takes_self_info_and_arguments(definition: Any) -> bool:
-    resolver = getattr(definition, "base_resolver", None)
-    if resolver is None or definition.extensions:
-        return False
-    return (
-        resolver.self_parameter is not None
-        and resolver.info_parameter is not None
-        and resolver.root_parameter is None
-        and resolver.parent_parameter is None
-        and len(resolver.signature.parameters) == 2 + len(resolver.arguments)
-    )
-
-
-def _direct(definition: Any, info_class: type, converters: Arguments) -> Callable[..., Any]:
-    method = definition.base_resolver.wrapped_func
-    name = definition.base_resolver.info_parameter.name
-
-    if not converters:
-        def resolve(source: Any, info: Any) -> Any:
-            return method(source, **{name: info_class(_raw_info=info, _field=definition)})
-
-        return resolve
-
-    def resolve_with(source: Any, info: Any, **args: Any) -> Any:
-        kwargs = {python: convert(args[graphql]) for graphql, python, convert in converters if graphql in args}
-        kwargs[name] = info_class(_raw_info=info, _field=definition)
-        return method(source, **kwargs)
-
-    return resolve_with
 
 
 class Resumed:

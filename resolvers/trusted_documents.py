@@ -1,0 +1,78 @@
+"""Trusted documents (persisted queries): AGENTLOG_TRUSTED_DOCUMENTS is a JSON file from the sha256 hex of a GraphQL
+document to the document. A request may send the hash alone, in `extensions.persistedQuery.sha256Hash` (the Apollo
+and Relay convention); with AGENTLOG_ONLY_TRUSTED_DOCUMENTS, only those documents run for callers other than the kit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import lru_cache
+from typing import Any
+
+from models.errors import AgentlogError, Forbidden
+from permissions.principal import Principal
+from resolvers import settings
+
+
+class PersistedQueryNotFound(AgentlogError):
+    code = "PERSISTED_QUERY_NOT_FOUND"
+
+
+class DocumentsUnreadable(ValueError):
+    pass
+
+
+def sha256_hex(document: str) -> str:
+    return hashlib.sha256(document.encode()).hexdigest()
+
+
+def read_documents(path: str) -> dict[str, str]:
+    """The file's documents; every key must be the sha256 hex of its document, so a hash names one text only."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            found = json.load(file)
+    except (OSError, ValueError) as exc:
+        raise DocumentsUnreadable(f"a readable JSON file ({exc})") from exc
+    if not isinstance(found, dict) or not all(isinstance(v, str) for v in found.values()):
+        raise DocumentsUnreadable("a JSON object from sha256 hex to a GraphQL document")
+    for digest, document in found.items():
+        if digest != sha256_hex(document):
+            raise DocumentsUnreadable(f"a file whose keys are their documents' sha256 hex, unlike {digest!r}")
+    return found
+
+
+@lru_cache(maxsize=4)
+def _documents(path: str, modified: float) -> dict[str, str]:
+    return read_documents(path)
+
+
+def documents() -> dict[str, str]:
+    path = settings.trusted_documents()
+    return _documents(path, os.stat(path).st_mtime) if path else {}
+
+
+def persisted_hash(extensions: dict[str, Any] | None) -> str | None:
+    persisted = (extensions or {}).get("persistedQuery")
+    digest = persisted.get("sha256Hash") if isinstance(persisted, dict) else None
+    return digest if isinstance(digest, str) else None
+
+
+def document_to_run(query: str | None, extensions: dict[str, Any] | None, caller: Principal | None) -> str | None:
+    """The document a request runs: its own, or the trusted one its hash names. Refused when the hash names none,
+    when the hash is not its own document's, or, while only trusted documents run, when an untrusted document
+    comes from anyone but the kit."""
+    digest = persisted_hash(extensions)
+    if digest is not None:
+        trusted = documents().get(digest)
+        if query is None and trusted is None:
+            raise PersistedQueryNotFound(
+                "PersistedQueryNotFound: no trusted document has this sha256Hash; send the document itself."
+            )
+        if query is not None and sha256_hex(query) != digest:
+            raise PersistedQueryNotFound("PersistedQueryNotFound: the sha256Hash is not the hash of the document sent.")
+        query = query if query is not None else trusted
+    if settings.only_trusted_documents() and not (caller is not None and caller.kit):
+        if query is None or sha256_hex(query) not in documents():
+            raise Forbidden("Only trusted documents run here: send the sha256Hash of one of the server's documents.")
+    return query

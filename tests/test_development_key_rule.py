@@ -1,0 +1,48 @@
+"""The development key is used only while neither AGENTLOG_JWT_SECRET nor an identity provider is set: beside a
+provider, no HS256 token is made or taken without the secret, and the server may listen anywhere."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph import cli
+from permissions import oidc
+from permissions.tokens import DEV_SECRET, NoSecret, issue_token, secret
+
+
+@pytest.fixture
+def provider_without_secret(monkeypatch):
+    monkeypatch.delenv("AGENTLOG_JWT_SECRET", raising=False)
+    monkeypatch.setenv("AGENTLOG_OIDC_ISSUER", "https://login.example/realms/workshop")
+    monkeypatch.setenv("AGENTLOG_OIDC_AUDIENCE", "agentlog")
+    oidc.provider.cache_clear()
+
+
+def test_without_secret_or_provider_the_development_key_signs(monkeypatch):
+    monkeypatch.delenv("AGENTLOG_JWT_SECRET", raising=False)
+    monkeypatch.delenv("AGENTLOG_OIDC_ISSUER", raising=False)
+    assert secret() == DEV_SECRET
+
+
+def test_beside_a_provider_no_token_of_our_own_is_made_without_the_secret(provider_without_secret, capsys):
+    assert secret() is None
+    with pytest.raises(NoSecret):
+        issue_token("kit", "shop", kit=True)
+    assert cli.main(["token", "--sub", "kit", "--tenant", "shop", "--kit"]) == 2
+    assert "AGENTLOG_JWT_SECRET" in capsys.readouterr().err
+
+
+def test_beside_a_provider_serve_listens_anywhere_without_the_development_key(provider_without_secret, monkeypatch):
+    import uvicorn
+
+    started = {}
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: started.update(kwargs))
+    assert cli.main(["serve", "--host", "0.0.0.0", "--port", "0"]) == 0
+    assert started["host"] == "0.0.0.0"
+
+
+def test_a_provider_without_an_audience_stops_serve(monkeypatch, capsys):
+    monkeypatch.setenv("AGENTLOG_OIDC_ISSUER", "https://login.example/realms/workshop")
+    monkeypatch.delenv("AGENTLOG_OIDC_AUDIENCE", raising=False)
+    assert cli.main(["serve", "--port", "0"]) == 2
+    assert "AGENTLOG_OIDC_AUDIENCE" in capsys.readouterr().err

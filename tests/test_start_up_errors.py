@@ -1,0 +1,49 @@
+"""A server that cannot start says why in one line and exits 2, as for any bad setting: a PostgreSQL database
+that does not exist, a JWT secret too short to be one."""
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def serve(env: dict[str, str]) -> subprocess.CompletedProcess:
+    ours = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLOG_")}
+    return subprocess.run([sys.executable, "-m", "graph.cli", "serve", "--port", "0"], cwd=REPO, capture_output=True,
+                          text=True, env={**ours, **env}, timeout=60)
+
+
+@pytest.mark.postgres_only
+def test_a_postgresql_database_that_does_not_exist_is_named_in_one_line(database):
+    missing = f"agentlog_missing_{uuid.uuid4().hex[:8]}"
+    url = f"{database.rsplit('/', 1)[0]}/{missing}"
+
+    out = serve({"AGENTLOG_DATABASE_URL": url})
+
+    assert out.returncode == 2
+    line = out.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert line.startswith(f"AGENTLOG_DATABASE_URL names the PostgreSQL database '{missing}', which does not exist")
+
+
+@pytest.mark.parametrize("secret", ["s" * 31, "short", "é" * 15])
+def test_a_jwt_secret_shorter_than_32_bytes_is_refused_at_start(secret):
+    out = serve({"AGENTLOG_JWT_SECRET": secret})
+
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        "AGENTLOG_JWT_SECRET=(hidden) is refused: it should be 32 bytes or more, e.g. `openssl rand -hex 32`.")
+    assert secret not in out.stderr + out.stdout
+
+
+def test_a_jwt_secret_of_32_bytes_is_taken(monkeypatch):
+    from resolvers import settings
+
+    monkeypatch.setenv("AGENTLOG_JWT_SECRET", "é" * 16)
+
+    assert settings.problems() == []
