@@ -18,7 +18,7 @@ ROOT, CHILD = "6f1c2a4e-3b5d-4c7e-9f10-2a3b4c5d6e7f", "0b7d3c1e-9a2f-4e6d-8c5b-1
 WHOLE = st.none() | st.integers(0, 2**63 - 1)
 TEXT = st.none() | st.text(max_size=12)
 AT = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 30), timezones=st.just(timezone.utc))
-ANY = (st.none() | st.booleans() | st.integers(-2**64, 2**64) | st.text(max_size=12) | st.floats(allow_nan=False)
+ANY = (st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1) | st.text(max_size=12) | st.floats(allow_nan=False)
        | st.sampled_from([
            "2025-02-30T09:00:00.000000Z", "0999-01-01T00:00:00.000000Z", "2025-03-01T09:00:00.000000Z",
            "２０２５-03-01T09:00:00.000000Z", "Erased.", ROOT, CHILD, ROOT.upper(), GENESIS, "0" * 32, "A" * 64,
