@@ -7,13 +7,15 @@ GraphQL or a file. The server's lines always carry their texts and salts; an exp
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from models.chain import ERASED_SENTENCE, GENESIS, Line, commit, fixed_json, line_hash
+from models.chain import COMMIT_TAG, ERASED_SENTENCE, GENESIS, LINE_TAG, Line, commit, fixed_json, line_hash
 from models.vocabulary import LineKind, VerifyReason
 
 ERASED = LineKind.ERASED
+_sha256 = hashlib.sha256
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,29 @@ class ChainChecker:
             if found is not None:
                 self._found(found)
             self.prev_hash = line.hash
+
+    def feed_sealed(self, seq: int, kind: str, task: str, summary: str | None, payload: str | None,
+                    summary_salt: str, payload_salt: str, summary_hash: str, payload_hash: str, prev_hash: str,
+                    hash: str, fixed: bytes) -> bool:
+        """A salted line marked neither erased nor content-erased, its fixed fields already encoded as `fixed_json`
+        writes them (as UTF-8): True when the whole line checks out. False when it does not, having taken nothing:
+        the caller then feeds it as a `Line`, and `feed` finds and names its fault."""
+        n = self.expected
+        if (seq != n or prev_hash != self.prev_hash or (n == 1 and self.root is not None and task != self.root)
+                or _sha256(COMMIT_TAG + bytes.fromhex(summary_salt) + (summary or "").encode()).hexdigest()
+                != summary_hash
+                or _sha256(COMMIT_TAG + bytes.fromhex(payload_salt) + (payload or "").encode()).hexdigest()
+                != payload_hash
+                or _sha256(LINE_TAG + bytes.fromhex(prev_hash) + fixed + bytes.fromhex(summary_hash + payload_hash)
+                           ).hexdigest() != hash):
+            return False
+        self.expected = n + 1
+        self.lines += 1
+        if kind == ERASED:
+            self.uncovered = None
+            self.unreceipted = None
+        self.prev_hash = hash
+        return True
 
     def feed_hashes(self, seq: int, prev_hash: str, hash: str) -> None:
         """A line whose fields and texts are not shown: only its place and its link can be checked."""

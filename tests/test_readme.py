@@ -71,4 +71,4 @@ def test_the_readme_runs_as_written_from_a_fresh_venv(tmp_path):
     assert read.returncode == 0, read.stdout[-2000:] + read.stderr[-2000:]
     assert f'"id":"{task.group(1)}"' in read.stdout
     assert '"verifyTrace":{"intact":true,"lines":9' in read.stdout
-    assert read.stdout.rstrip().endswith('{"intact": true, "lines": 9, "brokenAt": null, "problem": null, "erased": 0}')
+    assert read.stdout.rstrip().endswith('{"intact": true, "lines": 9, "brokenAt": null, "reason": null, "problem": null, "erased": 0}')
