@@ -1,4 +1,5 @@
-"""One fresh database per test run, SQLite by default or PostgreSQL when AGENTLOG_TEST_DATABASE_URL names one."""
+"""One fresh database per test run, SQLite by default or PostgreSQL when AGENTLOG_TEST_DATABASE_URL names one; a
+Citus coordinator's when AGENTLOG_TEST_CITUS_WORKERS also names its workers (tests/citus.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tortoise.connection import get_connection
 
 from graph.app import create_app
 from models import db
+from tests import citus
 from tests.shop import Client
 from models.note import new_signer
 
@@ -57,6 +59,13 @@ def _test_url() -> str:
 @pytest.fixture(scope="session")
 async def database():
     url = _test_url()
+    if citus.workers():
+        await citus.create(url)
+        await db.open_database(url)
+        yield url
+        await Tortoise.close_connections()
+        await citus.drop(url)
+        return
     await db.open_database(url, create=True)
     yield url
     if url.startswith("postgres"):
