@@ -104,13 +104,14 @@ async def task_of(tenant: str, field: str, task_id: str, conn: Any) -> AgentTask
     return task
 
 
-async def lock_tree(root_id: uuid.UUID, conn: Any) -> AgentTask:
+async def lock_tree(root_id: uuid.UUID, tenant: str, conn: Any) -> AgentTask:
     """Locks the tree's root row until the transaction ends; appends to one tree queue here."""
-    return await AgentTask.filter(id=root_id).using_db(conn).select_for_update().get()
+    return await AgentTask.filter(id=root_id, tenant=tenant).using_db(conn).select_for_update().get()
 
 
 LOCK_ROOT_OF = (
-    'SELECT * FROM "agent_task" WHERE "id" = (SELECT "root_id" FROM "agent_task" WHERE "id" = $1 AND "tenant" = $2)'
+    'SELECT * FROM "agent_task" WHERE "tenant" = $2 '
+    'AND "id" = (SELECT "root_id" FROM "agent_task" WHERE "id" = $1 AND "tenant" = $2)'
 )
 
 
@@ -126,7 +127,7 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> tupl
     if not rows:
         raise NotFound(f"{field}: no task {tid}.")
     root = AgentTask._init_from_db(**rows[0])
-    task = root if root.id == tid else await AgentTask.filter(id=tid).using_db(conn).get()
+    task = root if root.id == tid else await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).get()
     if task.status != "RUNNING":
         raise Conflict(f"{field}: task {task.id} has ended ({task.status}); it takes no more lines.")
     return task, root
@@ -135,8 +136,8 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> tupl
 async def move_head(root: AgentTask, length: int, head: str, conn: Any) -> None:
     root.chain_length, root.chain_head = length, head
     await conn.execute_query(
-        placeholders(conn, 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3'),
-        [length, head, str(root.id)],
+        placeholders(conn, 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3 AND "tenant"=$4'),
+        [length, head, str(root.id), root.tenant],
     )
 
 
