@@ -44,3 +44,21 @@ async def test_foreign_keys_between_tenant_tables_match_on_tenant(database):
     )
     assert [k["name"] for k in keys] == ["task_words_task_id_fkey"]
     assert [k["name"] for k in keys if "tenant" not in k["own"] or "tenant" not in k["referenced"]] == []
+
+
+@pytest.mark.citus_only
+async def test_on_citus_every_tenant_table_is_distributed_by_tenant_on_one_colocation(database):
+    tables = await rows(
+        "SELECT logicalrelid::text AS name, partmethod::text AS method, colocationid, "
+        "column_to_column_name(logicalrelid, partkey) AS by FROM pg_dist_partition"
+    )
+    shared = {t["name"] for t in tables if t["method"] == "n"}
+    distributed = [t for t in tables if t["method"] == "h"]
+    keyed = await rows(
+        "SELECT DISTINCT c.relname AS name FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid "
+        "WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND a.attname = 'tenant'"
+    )
+    assert shared == SHARED
+    assert {t["name"] for t in distributed} == {k["name"] for k in keyed}
+    assert {t["by"] for t in distributed} == {"tenant"}
+    assert len({t["colocationid"] for t in distributed}) == 1
