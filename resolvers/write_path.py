@@ -110,8 +110,8 @@ async def lock_tree(root_id: uuid.UUID, tenant: str, conn: Any) -> AgentTask:
 
 
 LOCK_ROOT_OF = (
-    'SELECT * FROM "agent_task" WHERE "tenant" = $2 '
-    'AND "id" = (SELECT "root_id" FROM "agent_task" WHERE "id" = $1 AND "tenant" = $2)'
+    'SELECT * FROM "agent_task" WHERE "tenant" = $1 '
+    'AND "id" = (SELECT "root_id" FROM "agent_task" WHERE "id" = $2 AND "tenant" = $3)'
 )
 
 
@@ -123,7 +123,7 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> tupl
     """
     tid = checks.uuid_of(field, task_id)
     locking = " FOR UPDATE" if conn.capabilities.dialect == "postgres" else ""
-    rows = await conn.execute_query_dict(placeholders(conn, LOCK_ROOT_OF + locking), [str(tid), tenant])
+    rows = await conn.execute_query_dict(placeholders(conn, LOCK_ROOT_OF + locking), [tenant, str(tid), tenant])
     if not rows:
         raise NotFound(f"{field}: no task {tid}.")
     root = AgentTask._init_from_db(**rows[0])
