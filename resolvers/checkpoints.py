@@ -17,7 +17,7 @@ from resolvers.signing import signer
 
 KEEP = (
     'INSERT INTO "checkpoint" ("root_id", "tenant", "size", "head", "note") VALUES ($1, $2, $3, $4, $5) '
-    'ON CONFLICT ("root_id") DO UPDATE SET "size" = excluded."size", "head" = excluded."head", '
+    'ON CONFLICT ("root_id", "tenant") DO UPDATE SET "size" = excluded."size", "head" = excluded."head", '
     '"note" = excluded."note" WHERE "checkpoint"."size" < excluded."size" RETURNING "size"'
 )
 KEEP_SQL = {"postgres": KEEP, "sqlite": re.sub(r"\$\d+", "?", KEEP)}

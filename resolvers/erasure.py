@@ -72,7 +72,7 @@ async def ended_tree(tenant: str, task_id: str, conn: Any) -> tuple[AgentTask, A
     if task is None:
         raise NotFound(f"task: no task {tid}.")
     try:
-        root = await lock_tree(task.root_id, conn)
+        root = await lock_tree(task.root_id, tenant, conn)
     except DoesNotExist as exc:
         raise NotFound(f"task: no task {tid}.") from exc
     running = await AgentTask.filter(root_id=root.id, status=TaskStatus.RUNNING).using_db(conn).first()

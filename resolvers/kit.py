@@ -116,7 +116,7 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
         summary = checks.text("summary", data.get("summary"))
         if data.get("parent") is not None:
             parent = await task_of(kit.tenant, "parent", data["parent"], conn)
-            root = await lock_tree(parent.root_id, conn)
+            root = await lock_tree(parent.root_id, kit.tenant, conn)
             parent = root if parent.id == root.id else await AgentTask.filter(id=parent.id).using_db(conn).get()
             if parent.status != "RUNNING":
                 raise Conflict(f"parent: task {parent.id} has ended ({parent.status}); no sub-task starts under it.")
@@ -211,7 +211,7 @@ async def send_back(principal: Principal | None, data: dict[str, Any]) -> AgentH
         root = None
         if help.task_id is not None:
             task, root = await running_task(kit.tenant, "help", str(help.task_id), conn)
-        help = await AgentHelp.filter(id=help_id).using_db(conn).select_for_update().get()
+        help = await AgentHelp.filter(id=help_id, tenant=kit.tenant).using_db(conn).select_for_update().get()
         if help.erased_at is not None:
             raise Conflict(f"help: help request {help_id} was erased; it takes no answer.")
         if help.answered_at is not None:

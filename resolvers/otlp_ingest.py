@@ -261,11 +261,11 @@ class Placing:
     async def existing(self, task_ids: set[uuid.UUID]) -> None:
         if not task_ids:
             return
-        for task in await AgentTask.filter(id__in=list(task_ids)).using_db(self.conn):
+        for task in await AgentTask.filter(id__in=list(task_ids), tenant=self.tenant).using_db(self.conn):
             self.tasks[task.id] = task
         root_ids = sorted({t.root_id for t in self.tasks.values()})
         for root_id in root_ids:
-            self.roots[root_id] = await lock_tree(root_id, self.conn)
+            self.roots[root_id] = await lock_tree(root_id, self.tenant, self.conn)
         marks = ",".join(f"${i}" for i in range(1, len(task_ids) + 1))
         rows = await self.conn.execute_query_dict(
             placeholders(self.conn, SIBLINGS.format(marks)), [str(t) for t in task_ids]

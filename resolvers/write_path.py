@@ -106,13 +106,14 @@ async def task_of(tenant: str, field: str, task_id: str, conn: Any) -> AgentTask
     return task
 
 
-async def lock_tree(root_id: uuid.UUID, conn: Any) -> AgentTask:
+async def lock_tree(root_id: uuid.UUID, tenant: str, conn: Any) -> AgentTask:
     """Locks the tree's root row until the transaction ends; appends to one tree queue here."""
-    return await AgentTask.filter(id=root_id).using_db(conn).select_for_update().get()
+    return await AgentTask.filter(id=root_id, tenant=tenant).using_db(conn).select_for_update().get()
 
 
 LOCK_ROOT_OF = (
-    'SELECT * FROM "agent_task" WHERE "id" = (SELECT "root_id" FROM "agent_task" WHERE "id" = $1 AND "tenant" = $2)'
+    'SELECT * FROM "agent_task" WHERE "tenant" = $1 '
+    'AND "id" = (SELECT "root_id" FROM "agent_task" WHERE "id" = $2 AND "tenant" = $3)'
 )
 
 
@@ -124,11 +125,11 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> tupl
     """
     tid = checks.uuid_of(field, task_id)
     locking = " FOR UPDATE" if conn.capabilities.dialect == "postgres" else ""
-    rows = await conn.execute_query_dict(placeholders(conn, LOCK_ROOT_OF + locking), [str(tid), tenant])
+    rows = await conn.execute_query_dict(placeholders(conn, LOCK_ROOT_OF + locking), [tenant, str(tid), tenant])
     if not rows:
         raise NotFound(f"{field}: no task {tid}.")
     root = AgentTask._init_from_db(**rows[0])
-    task = root if root.id == tid else await AgentTask.filter(id=tid).using_db(conn).get()
+    task = root if root.id == tid else await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).get()
     if task.status != "RUNNING":
         raise Conflict(f"{field}: task {task.id} has ended ({task.status}); it takes no more lines.")
     return task, root
@@ -137,8 +138,8 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> tupl
 async def move_head(root: AgentTask, length: int, head: str, conn: Any) -> None:
     root.chain_length, root.chain_head = length, head
     await conn.execute_query(
-        placeholders(conn, 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3'),
-        [length, head, str(root.id)],
+        placeholders(conn, 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3 AND "tenant"=$4'),
+        [length, head, str(root.id), root.tenant],
     )
 
 

@@ -1,4 +1,5 @@
-"""One fresh database per test run, SQLite by default or PostgreSQL when AGENTLOG_TEST_DATABASE_URL names one."""
+"""One fresh database per test run, SQLite by default or PostgreSQL when AGENTLOG_TEST_DATABASE_URL names one; a
+Citus coordinator's when AGENTLOG_TEST_CITUS_WORKERS also names its workers (tests/citus.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tortoise.connection import get_connection
 
 from graph.app import create_app
 from models import db
+from tests import citus
 from tests.shop import Client
 from models.note import new_signer
 
@@ -27,6 +29,9 @@ def pytest_configure(config) -> None:
         "markers", "postgres_only: needs PostgreSQL (it restarts a cluster of its own); deselected on the SQLite pass"
     )
     config.addinivalue_line(
+        "markers", "citus_only: reads Citus's catalog; deselected unless AGENTLOG_TEST_CITUS_WORKERS names a cluster"
+    )
+    config.addinivalue_line(
         "markers", "fast_executor: a promise of the default executor (a fixed statement count for a tree of any "
         "size); deselected when AGENTLOG_EXECUTOR=stock, whose answers the executor comparison holds equal"
     )
@@ -34,10 +39,13 @@ def pytest_configure(config) -> None:
 
 def pytest_collection_modifyitems(config, items) -> None:
     """Tests marked postgres_only run whenever the suite runs on PostgreSQL, and are deselected (not skipped) on
-    SQLite, where there is no server to take away. Tests marked fast_executor are deselected on the stock pass."""
+    SQLite, where there is no server to take away; tests marked citus_only run only on a Citus cluster. Tests marked
+    fast_executor are deselected on the stock pass."""
     dropped = set()
     if not os.environ.get("AGENTLOG_TEST_DATABASE_URL", "sqlite").startswith("postgres"):
         dropped.add("postgres_only")
+    if not citus.workers():
+        dropped.add("citus_only")
     if os.environ.get("AGENTLOG_EXECUTOR", "fast").strip().lower() == "stock":
         dropped.add("fast_executor")
     kept = [item for item in items if not any(item.get_closest_marker(name) for name in dropped)]
@@ -57,6 +65,13 @@ def _test_url() -> str:
 @pytest.fixture(scope="session")
 async def database():
     url = _test_url()
+    if citus.workers():
+        await citus.create(url)
+        await db.open_database(url)
+        yield url
+        await Tortoise.close_connections()
+        await citus.drop(url)
+        return
     await db.open_database(url, create=True)
     yield url
     if url.startswith("postgres"):
