@@ -23,7 +23,12 @@ def free_port() -> int:
 
 class Cluster:
     def __init__(self) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="agentlog-cluster-"))
+        self._make_home("agentlog-cluster-")
+        self._run(BIN / "initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
+
+    def _make_home(self, prefix: str) -> None:
+        """A folder of its own, owned by the postgres user when run as root, and a free port."""
+        self.root = Path(tempfile.mkdtemp(prefix=prefix))
         self.data = self.root / "data"
         self.log = self.root / "postgres.log"
         self.port = free_port()
@@ -31,7 +36,6 @@ class Cluster:
         if self.owner:
             entry = pwd.getpwnam(self.owner)
             os.chown(self.root, entry.pw_uid, entry.pw_gid)
-        self._run(BIN / "initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
 
     @property
     def url(self) -> str:
