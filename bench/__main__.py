@@ -199,6 +199,9 @@ def main() -> int:
     parser.add_argument("--quiet-below", type=float, default=1.0, metavar="LOAD",
                         help="bench/results.json is written only when every run began below this one-minute load "
                              "average (default 1.0)")
+    parser.add_argument("--settle", type=float, default=180, metavar="S",
+                        help="before each run, wait up to S seconds for the load average to fall below --quiet-below "
+                             "(default 180)")
     parser.add_argument("--results", type=Path, metavar="FILE",
                         help="write the summary here, quiet or not, instead of bench/results.json")
     parser.add_argument("--alone", action="store_true", help=argparse.SUPPRESS)
@@ -212,7 +215,7 @@ def main() -> int:
         print(json.dumps([f.as_json() for f in figures]))
         return 0 if all(f.meets for f in figures) else 1
     found, written = standalone.record(workloads, args.runs, args.server, ["--paging-tasks", str(args.paging_tasks)],
-                                       args.quiet_below, args.results)
+                                       args.quiet_below, args.results, args.settle)
     about = machine()
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {about['cores']} cores, {about['cpu']}, "
           f"{about['ram']} RAM, Python {about['python']}; {args.runs} standalone runs a workload; "

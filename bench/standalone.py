@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -74,18 +75,28 @@ def summary(runs: list[Run]) -> dict[str, dict]:
     return found
 
 
+def settle(below: float, patience_s: float) -> float:
+    """Waits, up to `patience_s`, for the one-minute load average to fall below `below` (the previous run's own
+    load fades in about a minute); returns the load the run begins at."""
+    deadline = time.monotonic() + patience_s
+    while (load := os.getloadavg()[0]) >= below and time.monotonic() < deadline:
+        print(f"   waiting for the machine to settle (load average {load:.2f})", file=sys.stderr, flush=True)
+        time.sleep(10)
+    return load
+
+
 def quiet(runs: list[Run], below: float) -> bool:
     return all(run.load < below for run in runs)
 
 
 def record(workloads: tuple[str, ...], times: int, server: str, extra: list[str], quiet_below: float,
-           path: Path | None) -> tuple[dict[str, dict], Path | None]:
+           path: Path | None, patience_s: float = 0) -> tuple[dict[str, dict], Path | None]:
     """Runs every workload `times` times standalone; writes the summary as the module's docstring says. Returns
     it and where it was written (None when nowhere)."""
     runs = []
     for workload in workloads:
         for n in range(1, times + 1):
-            print(f"== {workload}, standalone run {n}/{times} (load average {os.getloadavg()[0]:.2f})",
+            print(f"== {workload}, standalone run {n}/{times} (load average {settle(quiet_below, patience_s):.2f})",
                   file=sys.stderr, flush=True)
             runs.append(alone(workload, server, extra))
     found = summary(runs)
