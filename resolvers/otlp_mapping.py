@@ -136,13 +136,13 @@ def value_of(any_value: Any) -> Any:
 
 
 def attributes_of(key_values: Any) -> dict[str, Any]:
+    """The attributes as plain Python; a string that is not empty is the value set, so most attributes are
+    taken without asking the message which value it holds."""
     attrs = {}
     for kv in key_values:
         value = kv.value
-        if value.WhichOneof("value") == "string_value" and len(value.string_value) <= ATTRIBUTE_BYTES:
-            attrs[kv.key] = value.string_value
-        else:
-            attrs[kv.key] = value_of(value)
+        text = value.string_value
+        attrs[kv.key] = text if text and len(text) <= ATTRIBUTE_BYTES else value_of(value)
     return attrs
 
 
@@ -155,8 +155,9 @@ def kind_of(attrs: dict[str, Any]) -> str:
 
 def _first(attrs: dict[str, Any], names: tuple[str, ...]) -> Any:
     for name in names:
-        if attrs.get(name) is not None:
-            return attrs[name]
+        value = attrs.get(name)
+        if value is not None:
+            return value
     return None
 
 
