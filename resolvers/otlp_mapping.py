@@ -196,6 +196,9 @@ def _text(value: Any) -> str | None:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+FLATTENED = ("llm.input_messages.", "llm.output_messages.")
+
+
 def _flattened_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
     """OpenInference's flattened lists: `llm.input_messages.0.message.role`, `….content`."""
     found: dict[int, dict[str, Any]] = {}
@@ -276,9 +279,10 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
         checks.json_text("result", f["result"])
         return
     if mapped.kind == LLM:
-        if f["messages"] is None:
+        flattened = any(key.startswith(FLATTENED) for key in attrs)
+        if f["messages"] is None and flattened:
             f["messages"] = _flattened_messages(attrs, "llm.input_messages.")
-        if f["response"] is None:
+        if f["response"] is None and flattened:
             f["response"] = _flattened_messages(attrs, "llm.output_messages.")
         if f["messages"] is None or f["response"] is None:
             messages, response = _event_content(span)
