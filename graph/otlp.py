@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from tortoise.exceptions import DBConnectionError
 
+from models.availability import database_unavailable
 from models.errors import Unauthenticated
 from permissions.tokens import principal_from_header
 from resolvers import metrics, otlp_decode, otlp_ingest, settings
@@ -60,7 +61,9 @@ async def traces(request: Request) -> Response:
         return _refused(413, str(exc))
     except (otlp_decode.Unreadable, Hostile) as exc:
         return _refused(400, str(exc))
-    except UNAVAILABLE as exc:
+    except Exception as exc:
+        if not isinstance(exc, UNAVAILABLE) and not database_unavailable(exc):
+            raise
         log.warning("OTLP export refused while the database is away: %s", exc)
         return _refused(503, "The database cannot be reached; send the export again.", {"Retry-After": "5"})
     metrics.otlp_spans(taken.taken, taken.rejected)

@@ -1,7 +1,10 @@
-"""Whether a failure means the database cannot be reached just now (down, restarting, the connection cut), as
+"""Whether a failure means the database cannot be reached just now (down, restarting, the connection cut, an
+embedded SQLite file held by another process's writer past the busy timeout), as
 opposed to a fault: such a request answers UNAVAILABLE, and a retry with the same idempotency key is safe."""
 
 from __future__ import annotations
+
+import sqlite3
 
 from asyncpg import exceptions as pg
 
@@ -28,6 +31,8 @@ def database_unavailable(error: BaseException | None) -> bool:
         if isinstance(error, pg.InterfaceError) and "closed" in str(error):
             return True
         if isinstance(error, OSError) and "connect" in str(error).lower():
+            return True
+        if isinstance(error, sqlite3.OperationalError) and "database is locked" in str(error):
             return True
         error = error.__cause__ or error.__context__
     return False

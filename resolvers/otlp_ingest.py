@@ -22,6 +22,7 @@ from tortoise.transactions import in_transaction
 from models import AgentTask, fast_json
 from models.chain import compact_json
 from models.db import placeholders
+from models.vocabulary import LineKind, TaskStatus
 from resolvers import lines, made_task, otlp_store, sentences, settings
 from resolvers.events import publish_tasks
 from resolvers.kit import ENDED_EVENTS
@@ -39,9 +40,11 @@ from resolvers.write_path import Step, append_many, insert_rows, lock_tree, new_
 log = logging.getLogger("agentlog.otlp")
 
 STAND_IN_AGENT = "unknown"
+LATE_SKILL = "late work"
 BREATHE_EVERY = 8
 Task = AgentTask | MadeTask
-RANKS = {"STARTED": 0, "MODEL_CALL": 1, "TOOL_CALL": 1, "TOOL_RESULT": 2, "ENDED": 3}
+RANKS = {LineKind.STARTED: 0, LineKind.MODEL_CALL: 1, LineKind.TOOL_CALL: 1, LineKind.TOOL_RESULT: 2,
+         LineKind.ENDED: 3}
 NO_FIGURES = (None,) * 10
 
 SIBLINGS = 'SELECT "parent_id", COUNT(*) AS "n" FROM "agent_task" WHERE "parent_id" IN ({}) GROUP BY "parent_id"'
@@ -72,22 +75,24 @@ class Taken:
 @dataclass(slots=True)
 class PlannedLine:
     """A line a pass will append: its task, the step to seal, a model call's meter row, and where it sorts in
-    its tree (by time, then STARTED before work before ENDED, then as planned)."""
+    its tree (by time, then STARTED before work before ENDED, then as planned; an ENDED line sorts no earlier
+    than its task's last other line, whatever the span's clock said)."""
 
     task: Task
     at: datetime
     rank: int
     order: int
-    kind: str
+    kind: LineKind
     summary: str | None
     payload: str | None
     figures: tuple
     withheld: str | None
     by_tool: str | None = None
     call: dict[str, Any] | None = None
+    sorts_at: datetime | None = None
 
     def sort_key(self) -> tuple:
-        return (self.task.root_id, self.at, self.rank, self.order)
+        return (self.task.root_id, self.sorts_at or self.at, self.rank, self.order)
 
 
 def waiting_row(tenant: str, span: Mapped, received_us: int) -> tuple:
@@ -150,6 +155,7 @@ class Placing:
         self.stand_in: Task | None = None
         self.stand_in_made = False
         self.stand_in_ends = False
+        self.late: dict[uuid.UUID, MadeTask] = {}
         self.tasks: dict[uuid.UUID, Task] = {}
         self.new_tasks: list[MadeTask] = []
         self.ended: list[Task] = []
@@ -184,7 +190,7 @@ class Placing:
         agents = {b["fields"]["agent"] for sid, b in self.bodies.items() if self.spans[sid].kind == AGENT}
         await db.send(self.agent_logging(agents | {t.agent for t in self.tasks.values()} | {STAND_IN_AGENT}))
         self.stand_in = self.tasks.get(stand_in_id) if stand_in_id else None
-        if self.stand_in is not None and self.stand_in.status != "RUNNING":
+        if self.stand_in is not None and self.stand_in.status != TaskStatus.RUNNING:
             self.stand_in = None
         under_stand_in = [sid for sid, target in found.items() if target is STAND_IN]
         if under_stand_in and self.stand_in is None:
@@ -215,6 +221,29 @@ class Placing:
                                         time_of(body["end"]), body["failed"], body["statusMessage"],
                                         f.get("actor") or f["agent"], self.ids[sid])
 
+    def make_late(self) -> None:
+        """Lines this pass would add to a task that has ended go to a task of their own under it, one per ended
+        task and pass, made by the same agent and ended at once: no record goes on after its ENDED line, and
+        the late work stays with the agent it belonged to."""
+        late: dict[uuid.UUID, list[str]] = {}
+        for sid, target in self.found.items():
+            if (isinstance(target, UnderTask) and self.spans[sid].kind in (LLM, TOOL)
+                    and self.tasks[target.task_id].status != TaskStatus.RUNNING):
+                late.setdefault(target.task_id, []).append(sid)
+        for task_id, sids in late.items():
+            ended = self.tasks[task_id]
+            fields = {"agent": ended.agent, "skill": LATE_SKILL, "session": ended.session}
+            start = time_of(min(self.bodies[sid]["start"] for sid in sids))
+            end = time_of(max(self.bodies[sid]["end"] for sid in sids))
+            self.late[task_id] = self.make_task(ended, fields, start, end, False, None, ended.actor_id)
+
+    def task_of(self, sid: str) -> Task:
+        """The task a model call or tool span's lines go to: its agent's, or that agent's late work."""
+        target = self.found[sid]
+        if isinstance(target, UnderTask) and target.task_id in self.late:
+            return self.late[target.task_id]
+        return self.parent_of(target)
+
     def make_stand_in(self, at: datetime) -> MadeTask:
         """The trace's stand-in: running while anything of its trace waits, ended by the pass that leaves
         nothing waiting."""
@@ -223,7 +252,7 @@ class Placing:
 
     def tool_lines(self, sid: str, mapped: Mapped | None) -> None:
         body = self.bodies[sid]
-        task = self.parent_of(self.found[sid])
+        task = self.task_of(sid)
         call, result = mapped.drafts if mapped is not None else drafts_of(TOOL, body["fields"])
         self.line(task, call.kind, time_of(body["start"]), call.summary, call.payload, call.figures)
         self.line(task, result.kind, time_of(body["end"]), result.summary, result.payload, result.figures)
@@ -236,7 +265,7 @@ class Placing:
             draft = drafts_of(LLM, {**body["fields"], "by_tool": tool})[0]
         else:
             draft = mapped.drafts[0] if mapped is not None else drafts_of(LLM, body["fields"])[0]
-        return draft, time_of(body["end"]), self.parent_of(self.found[sid])
+        return draft, time_of(body["end"]), self.task_of(sid)
 
     def tool_above(self, sid: str) -> str | None:
         """The tool of the nearest mapped span above, when that span is a tool span: placed in this pass, or
@@ -249,10 +278,10 @@ class Placing:
     def store_tasks(self, db: Pipeline) -> None:
         """Sends the tasks made, and the end of the stand-in when this pass ends it."""
         if self.stand_in_ends:
-            self.stand_in.status, self.stand_in.ended_at = "DONE", self.now
+            self.stand_in.status, self.stand_in.ended_at = TaskStatus.DONE, self.now
             if not self.stand_in_made:
                 db.send(self.conn.execute_query(placeholders(self.conn, ENDS),
-                                                ["DONE", self.now, str(self.stand_in.id)]))
+                                                [TaskStatus.DONE, self.now, str(self.stand_in.id)]))
             self.ended.append(self.stand_in)
         if self.new_tasks:
             rows = [made_task.stored_row(task) for task in self.new_tasks]
@@ -293,7 +322,7 @@ class Placing:
         """A task made from an agent span (or a stand-in, which has no end yet), with its STARTED line and,
         when it has ended, its ENDED line."""
         reason = self.withheld(fields["agent"])
-        status = "RUNNING" if end is None else "FAILED" if failed else "DONE"
+        status = TaskStatus.RUNNING if end is None else TaskStatus.FAILED if failed else TaskStatus.DONE
         task_id = task_id or uuid.uuid4()
         place = made_task.position(task_id, parent, self.children.get(parent.id, 0) if parent else 0)
         if parent is not None:
@@ -313,13 +342,13 @@ class Placing:
         self.tasks[task.id] = task
         self.new_tasks.append(task)
         requester = {"id": task.requester_id, "name": None} if task.requester_id else None
-        self.line(task, "STARTED", start, sentences.started(task.agent, task.skill, requester, parent is not None),
-                  task.given, NO_FIGURES)
+        said = sentences.started(task.agent, task.skill, requester, parent is not None)
+        self.line(task, LineKind.STARTED, start, said, task.given, NO_FIGURES)
         if end is not None:
-            self.line(task, "ENDED", end, sentences.ended(status), task.result, NO_FIGURES)
+            self.line(task, LineKind.ENDED, end, sentences.ended(status), task.result, NO_FIGURES)
         return task
 
-    def line(self, task: Task, kind: str, at: datetime, summary: str | None, payload: str | None,
+    def line(self, task: Task, kind: LineKind, at: datetime, summary: str | None, payload: str | None,
              figures: tuple, by_tool: str | None = None, call: dict | None = None) -> None:
         reason = self.withheld(task.agent)
         self.planned.append(PlannedLine(task, at, RANKS[kind], len(self.planned), kind, summary,
@@ -329,10 +358,22 @@ class Placing:
         """The stand-in's ENDED line, after every other line of its tree in this pass."""
         stand_in = self.stand_in
         at = max([self.now] + [p.at for p in self.planned if p.task.root_id == stand_in.root_id])
-        self.line(stand_in, "ENDED", at, sentences.ended("DONE"), None, NO_FIGURES)
+        self.line(stand_in, LineKind.ENDED, at, sentences.ended(TaskStatus.DONE), None, NO_FIGURES)
+
+    def ended_last(self) -> None:
+        """Each ENDED line sorts after its task's other lines of the pass, though a span may end after its
+        agent's span by the exporter's clock."""
+        last: dict[uuid.UUID, datetime] = {}
+        for planned in self.planned:
+            if planned.kind != LineKind.ENDED:
+                last[planned.task.id] = max(planned.at, last.get(planned.task.id, planned.at))
+        for planned in self.planned:
+            if planned.kind == LineKind.ENDED and last.get(planned.task.id, planned.at) > planned.at:
+                planned.sorts_at = last[planned.task.id]
 
     async def seal(self, db: Pipeline) -> None:
         """Sends the meter rows, then appends each tree's lines in order, through the pipeline."""
+        self.ended_last()
         self.planned.sort(key=PlannedLine.sort_key)
         if self.stand_in_ends:
             self.end_stand_in()
@@ -424,7 +465,7 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
         return 0
     KEPT.drop(tenant, trace_id, found)
     events = [("AgentTaskStarted", task) for task in placing.new_tasks]
-    events += [(ENDED_EVENTS[task.status], task) for task in placing.new_tasks if task.status != "RUNNING"]
+    events += [(ENDED_EVENTS[task.status], task) for task in placing.new_tasks if task.status != TaskStatus.RUNNING]
     events += [(ENDED_EVENTS[task.status], task) for task in placing.ended if task not in placing.new_tasks]
     if told is None:
         await publish_tasks(events)
@@ -440,6 +481,7 @@ async def _place(conn: Any, placing: Placing, waiting: list[tuple], known: dict[
     tenant, spans, found = placing.tenant, placing.spans, placing.found
     async with Pipeline() as db:
         await placing.read(db, known, waiting)
+        placing.make_late()
         agents = sorted(placing.ids, key=lambda s: depth(s, found))
         for n, sid in enumerate(agents, 1):
             placing.make_agent(sid)

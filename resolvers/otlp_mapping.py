@@ -136,13 +136,13 @@ def value_of(any_value: Any) -> Any:
 
 
 def attributes_of(key_values: Any) -> dict[str, Any]:
+    """The attributes as plain Python; a string that is not empty is the value set, so most attributes are
+    taken without asking the message which value it holds."""
     attrs = {}
     for kv in key_values:
         value = kv.value
-        if value.WhichOneof("value") == "string_value" and len(value.string_value) <= ATTRIBUTE_BYTES:
-            attrs[kv.key] = value.string_value
-        else:
-            attrs[kv.key] = value_of(value)
+        text = value.string_value
+        attrs[kv.key] = text if text and len(text) <= ATTRIBUTE_BYTES else value_of(value)
     return attrs
 
 
@@ -155,8 +155,9 @@ def kind_of(attrs: dict[str, Any]) -> str:
 
 def _first(attrs: dict[str, Any], names: tuple[str, ...]) -> Any:
     for name in names:
-        if attrs.get(name) is not None:
-            return attrs[name]
+        value = attrs.get(name)
+        if value is not None:
+            return value
     return None
 
 
@@ -193,6 +194,9 @@ def _text(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+FLATTENED = ("llm.input_messages.", "llm.output_messages.")
 
 
 def _flattened_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
@@ -275,9 +279,10 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
         checks.json_text("result", f["result"])
         return
     if mapped.kind == LLM:
-        if f["messages"] is None:
+        flattened = any(key.startswith(FLATTENED) for key in attrs)
+        if f["messages"] is None and flattened:
             f["messages"] = _flattened_messages(attrs, "llm.input_messages.")
-        if f["response"] is None:
+        if f["response"] is None and flattened:
             f["response"] = _flattened_messages(attrs, "llm.output_messages.")
         if f["messages"] is None or f["response"] is None:
             messages, response = _event_content(span)

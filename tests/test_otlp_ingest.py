@@ -3,10 +3,12 @@
 import asyncio
 import gzip
 import json
+import sqlite3
 from datetime import datetime, timedelta, timezone
 
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from tortoise.exceptions import OperationalError
 
 from models import AgentTask, OtlpPlacedSpan, OtlpSpan, TraceEvent
 from resolvers.otlp_ingest import take_export
@@ -347,6 +349,23 @@ async def test_while_the_database_is_away_the_export_answers_503_so_the_exporter
     assert response.status_code == 503 and response.headers["retry-after"]
 
 
+async def test_while_another_process_holds_the_sqlite_writer_the_export_answers_503(client, monkeypatch):
+    shop = Shop(client)
+    await shop.setup()
+
+    async def busy(*args, **kwargs):
+        try:
+            raise sqlite3.OperationalError("database is locked")
+        except sqlite3.OperationalError as exc:
+            raise OperationalError(exc) from exc
+
+    monkeypatch.setattr("resolvers.otlp_store.lock_trace", busy)
+    response = await post(shop, export(agent(new_trace_id())))
+
+    assert response.status_code == 503 and response.headers["retry-after"]
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
+
+
 async def test_a_model_call_inside_a_tool_span_is_made_by_that_tool_and_is_not_a_turn(client):
     shop = Shop(client)
     await shop.setup()
@@ -382,7 +401,8 @@ async def test_a_model_call_that_comes_after_its_tool_span_was_placed_is_still_t
 
     assert response.status_code == 200
     [task] = await roots(shop)
-    read = await shop.read(task["id"], shop.noor, "turns calls { model byTool turn }")
+    [late] = task["children"]
+    read = await shop.read(late["id"], shop.noor, "turns calls { model byTool turn }")
     assert [(c["model"], c["byTool"], c["turn"]) for c in read["calls"]] == [("Small", "PartsFor", None)]
     assert read["turns"] == 0
     assert (await shop.verify(task["id"]))["intact"] is True
@@ -475,7 +495,8 @@ async def test_a_span_waiting_for_a_span_that_is_folded_away_is_placed_when_that
     await post(shop, export(wrapper))
 
     [task] = await roots(shop)
-    assert task["modelCalls"] == 1 and await OtlpSpan.filter(tenant=shop.tenant).count() == 0
+    assert [(late["agent"], late["skill"]) for late in task["children"]] == [("Estimator", "late work")]
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
     assert (await shop.verify(task["id"]))["intact"] is True
 
 
@@ -499,4 +520,64 @@ async def test_spans_waiting_below_a_folded_span_are_placed_when_their_agent_com
     [task] = await roots(shop)
     assert (task["agent"], task["modelCalls"], task["toolCalls"]) == ("Estimator", 1, 1)
     assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
+    assert (await shop.verify(task["id"]))["intact"] is True
+
+
+async def last_kinds(tenant: str) -> dict[str, tuple[str, str]]:
+    """Each task's status and the kind of its record's last line, by task id."""
+    ends = {}
+    for task in await AgentTask.filter(tenant=tenant):
+        last = await TraceEvent.filter(task_id=task.id).order_by("-seq").first()
+        ends[str(task.id)] = (task.status, last.kind)
+    return ends
+
+
+async def test_work_exported_after_its_agent_ended_is_a_task_of_its_own_under_it(client):
+    """An exporter's retry, a second process or a batch cut sends a child after its agent's span: the agent's
+    record stays ended, and the late work is recorded as that agent's, in a task below its ended one."""
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root = agent(t, "Estimator")
+    parts = tool(t, root.span_id, "PartsFor")
+    late_call = chat(t, root.span_id, "Late", **{"agentlog.cost_micros": 40})
+    inside = chat(t, parts.span_id, "Inside", **{"agentlog.cost_micros": 30})
+    late_tool = tool(t, root.span_id, "Recheck")
+
+    await post(shop, export(chat(t, b"", "Stray")))
+    await post(shop, export(parts, root))
+    assert (await post(shop, export(late_call, inside))).status_code == 200
+    assert (await post(shop, export(late_tool))).status_code == 200
+
+    by_agent = {task["agent"]: task for task in await roots(shop)}
+    assert set(by_agent) == {"Estimator", "unknown"}
+    estimator = by_agent["Estimator"]
+    own = [line["kind"] for line in estimator["record"] if line["task"]["id"] == estimator["id"]]
+    assert own == ["STARTED", "TOOL_CALL", "TOOL_RESULT", "ENDED"]
+    assert [(c["agent"], c["skill"], c["status"]) for c in estimator["children"]] == [
+        ("Estimator", "late work", "DONE"), ("Estimator", "late work", "DONE")]
+    late = "id record { kind task { id } } calls { model byTool turn }"
+    first, second = [await shop.read(c["id"], shop.noor, late) for c in estimator["children"]]
+    kinds = [[line["kind"] for line in task["record"] if line["task"]["id"] == task["id"]] for task in (first, second)]
+    assert kinds == [["STARTED", "MODEL_CALL", "MODEL_CALL", "ENDED"], ["STARTED", "TOOL_CALL", "TOOL_RESULT", "ENDED"]]
+    assert sorted((c["model"], c["byTool"], c["turn"]) for c in first["calls"]) == [
+        ("Inside", "PartsFor", None), ("Late", None, 1)]
+    assert set((await last_kinds(shop.tenant)).values()) == {("DONE", "ENDED")}
+    for task in by_agent.values():
+        assert (await shop.verify(task["id"]))["intact"] is True
+
+
+async def test_a_span_that_ends_after_its_agent_by_the_exporters_clock_still_comes_before_its_ended_line(client):
+    shop = Shop(client)
+    await shop.setup()
+    t = new_trace_id()
+    root = agent(t, "Estimator")
+    after = chat(t, root.span_id)
+    after.start_time_unix_nano = root.end_time_unix_nano + 1_000_000
+    after.end_time_unix_nano = after.start_time_unix_nano + 5_000_000
+
+    await post(shop, export(after, root))
+
+    [task] = await roots(shop)
+    assert [line["kind"] for line in task["record"]] == ["STARTED", "MODEL_CALL", "ENDED"]
     assert (await shop.verify(task["id"]))["intact"] is True
