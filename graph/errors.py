@@ -38,11 +38,16 @@ def argument_path(field: str, error: GraphQLError) -> str:
     """The path of the argument at fault, from the field a resolver named within its input: `input.inputTokens`.
 
     A line of `recordLines` is named from `lines`, as the contract names it (`lines[3].modelCall.costMicros`);
-    a field that already starts with one of the call's arguments (`filter.search`, `first`) is left as it is."""
+    any other field of a mutation's `input` is named within it, even one called `input`; a field that already
+    starts with one of the call's arguments (`filter.search`, `first`) is left as it is."""
     node = error.nodes[0] if error.nodes else None
     arguments = [argument.name.value for argument in node.arguments or ()] if isinstance(node, FieldNode) else []
     head = re.split(r"[.\[]", field, maxsplit=1)[0]
-    if head in arguments or head == "lines" or len(arguments) != 1:
+    if head == "lines":
+        return field
+    if arguments == ["input"]:
+        return f"input.{field}"
+    if head in arguments or len(arguments) != 1:
         return field
     return f"{arguments[0]}.{field}"
 
@@ -50,13 +55,14 @@ def argument_path(field: str, error: GraphQLError) -> str:
 def variable_path(message: str) -> str | None:
     """Where graphql-core found a variable's value not of its type. Its errors carry this only in the message
     (graphql-core 3.3: `Variable '$input' has invalid value at .inputTokens: …`, `… to include required field
-    'agent' …`), so it is read from there, once, here."""
+    'agent' …`), so it is read from there, once, here. A line of `recordLines` is named from `lines`."""
     found = VARIABLE.match(message)
     if found is None:
         return None
     path = found.group(1) + (found.group(2) or "")
     missing = REQUIRED.search(message, found.end())
-    return f"{path}.{missing.group(1)}" if missing else path
+    path = f"{path}.{missing.group(1)}" if missing else path
+    return path.removeprefix("input.") if path.startswith("input.lines") else path
 
 
 def shape(error: GraphQLError, request_id: str) -> GraphQLError:
