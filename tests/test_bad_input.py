@@ -162,6 +162,11 @@ BAD_INPUTS = {
     "anonymising without a reason": (ANONYMISE, lambda task: {"task": task, "why": ""}, "why"),
     "forgetting no id": (FORGET, lambda task: {"task": {"id": task}}, "task"),
     "erasing help without a reason": (ERASE_HELP, lambda task: {"help": str(uuid.uuid4()), "why": ""}, "why"),
+    "written into the document": ('mutation { startTask(input: {agent: "Estimator", skill: "X", actor: {id: 5}}) { id } }',
+                                  lambda task: None, "input.actor.id"),
+    "a line written into the document": (
+        'mutation { recordLines(input: {task: "t", lines: [{modelCall: {model: "m", inputTokens: 1}}]}) { firstSeq } }',
+        lambda task: None, "lines[0].modelCall.outputTokens"),
     "an argument": ("query { tasks(first: 0) { edges { cursor } } }", lambda task: None, "first"),
 }
 
