@@ -99,6 +99,15 @@ def missing_database(url: str) -> str | None:
     return asyncio.run(attempt())
 
 
+def absent_database(url: str) -> str | None:
+    """The line to stop on when the database a command reads does not exist: no SQLite file (none is made), or a
+    PostgreSQL database missing on a server that answers."""
+    file = db.sqlite_file(url)
+    if file is not None and not file.is_file():
+        return f"No database at {file}; set AGENTLOG_DATABASE_URL to the server's."
+    return missing_database(url)
+
+
 def share_metrics() -> None:
     """Server processes keep their metrics in one folder, emptied first, so each scrape answers all of them.
 
@@ -168,9 +177,9 @@ def verify(args: argparse.Namespace) -> int:
         return 2
 
     url = db.database_url()
-    file = db.sqlite_file(url)
-    if file is not None and not file.is_file():
-        print(f"No database at {file}; set AGENTLOG_DATABASE_URL to the server's.", file=sys.stderr)
+    absent = absent_database(url)
+    if absent:
+        print(absent, file=sys.stderr)
         return 2
 
     async def run() -> int:
@@ -194,6 +203,10 @@ def verify(args: argparse.Namespace) -> int:
 def export(args: argparse.Namespace) -> int:
     from graph.offline import export_task
 
+    absent = absent_database(db.database_url())
+    if absent:
+        print(absent, file=sys.stderr)
+        return 2
     return export_task(args.task, args.out)
 
 

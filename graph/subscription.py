@@ -53,7 +53,7 @@ def _root(value: strawberry.ID | None) -> uuid.UUID | None:
     try:
         return uuid.UUID(str(value))
     except ValueError as exc:
-        raise BadInput(f"root: {value!r} is not a task id.") from exc
+        raise BadInput(f"root: {value!r} is not a task id.", field="root") from exc
 
 
 @strawberry.type

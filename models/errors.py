@@ -1,9 +1,5 @@
 """The expected refusals. Each carries the `extensions.code` a client sees, and the input field at fault
-(`extensions.field`) when there is one."""
-
-import re
-
-LEADING_FIELD = re.compile(r"([A-Za-z_][\w.\[\]]*): ")
+(`extensions.field`) when there is one; a `BadInput` always names one."""
 
 
 class AgentlogError(Exception):
@@ -12,15 +8,7 @@ class AgentlogError(Exception):
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.field = field if field is not None else leading_field(message)
-
-
-def leading_field(message: str) -> str | None:
-    """The field a refusal written as `field: what is wrong` names, for the raises that give no `field=`.
-
-    Deprecated: give `field=`; this goes once every raise does."""
-    found = LEADING_FIELD.match(message)
-    return found.group(1) if found else None
+        self.field = field
 
 
 class Unauthenticated(AgentlogError):
@@ -36,7 +24,12 @@ class NotFound(AgentlogError):
 
 
 class BadInput(AgentlogError):
+    """Input refused; `field` is the path, within the call's arguments, of the value at fault."""
+
     code = "BAD_INPUT"
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message, field)
 
 
 class WorkRunning(AgentlogError):

@@ -17,6 +17,12 @@ JSON_BYTES = 1_000_000
 MAX_LONG = 2**63 - 1
 
 
+def camel(field: str) -> str:
+    """An input field's name as the schema spells it: `retain_days` is `retainDays`."""
+    head, *rest = field.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
 def uuid_of(field: str, value: str | None) -> uuid.UUID:
     try:
         return uuid.UUID(str(value))
@@ -71,6 +77,22 @@ def json_text(field: str, value: Any) -> str | None:
     if size > JSON_BYTES:
         raise BadInput(f"{field} is more than {JSON_BYTES} bytes of JSON.", field=field)
     return stored
+
+
+def json_object(at: str, parts: dict[str, Any]) -> str:
+    """The parts as one JSON object, as `json_text` checks one value; a refusal names the part at fault: the
+    one refused alone, else the largest."""
+    stored = compact_json(parts)
+    try:
+        if len(stored.encode("utf-8")) <= JSON_BYTES:
+            return stored
+    except UnicodeEncodeError:
+        pass
+    for name, value in parts.items():
+        json_text(f"{at}{name}", value)
+    largest = max(parts, key=lambda name: len(compact_json(parts[name]).encode("utf-8")))
+    raise BadInput(f"{at}{largest}: with the rest of the call's content it is more than {JSON_BYTES} bytes of JSON.",
+                   field=f"{at}{largest}")
 
 
 def names(field: str, values: list[str] | None) -> list[str] | None:

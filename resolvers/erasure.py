@@ -62,7 +62,7 @@ def _id(field: str, value: str, noun: str) -> uuid.UUID:
     try:
         return uuid.UUID(str(value))
     except ValueError as exc:
-        raise NotFound(f"{field}: no {noun} {value!r}.") from exc
+        raise NotFound(f"{field}: no {noun} {value!r}.", field=field) from exc
 
 
 async def ended_tree(tenant: str, task_id: str, conn: Any) -> tuple[AgentTask, AgentTask]:
@@ -70,14 +70,15 @@ async def ended_tree(tenant: str, task_id: str, conn: Any) -> tuple[AgentTask, A
     tid = _id("task", task_id, "task")
     task = await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).first()
     if task is None:
-        raise NotFound(f"task: no task {tid}.")
+        raise NotFound(f"task: no task {tid}.", field="task")
     try:
         root = await lock_tree(task.root_id, tenant, conn)
     except DoesNotExist as exc:
-        raise NotFound(f"task: no task {tid}.") from exc
+        raise NotFound(f"task: no task {tid}.", field="task") from exc
     running = await AgentTask.filter(root_id=root.id, status=TaskStatus.RUNNING).using_db(conn).first()
     if running is not None:
-        raise WorkRunning(f"task: task {running.id} of this work is still running; erase it once all of it has ended.")
+        raise WorkRunning(f"task: task {running.id} of this work is still running; erase it once all of it has ended.",
+                          field="task")
     return task, root
 
 
@@ -201,11 +202,11 @@ async def erase_help(access: Access, help_id: str, why: str) -> bool:
     async with in_transaction() as conn:
         help = await AgentHelp.filter(id=hid, tenant=by.tenant).using_db(conn).select_for_update().first()
         if help is None:
-            raise NotFound(f"help: no help request {hid}.")
+            raise NotFound(f"help: no help request {hid}.", field="help")
         if help.task_id is not None:
             raise BadInput(
                 f"help: help request {hid} was asked inside work (task {help.task_id}); "
-                "erase it with eraseAgentWorkContent or anonymiseAgentWork on that work."
+                "erase it with eraseAgentWorkContent or anonymiseAgentWork on that work.", field="help",
             )
         at = now()
         await AgentHelp.filter(id=hid).using_db(conn).update(
@@ -220,7 +221,7 @@ async def erase_help(access: Access, help_id: str, why: str) -> bool:
 async def erasure_log(access: Access, first: int) -> list[ErasureRecord]:
     """The tenant's erasures, newest first, for auditsAgents and erasesAgentRecords; nobody else sees a row."""
     if first < 1 or first > MAX_LOG_PAGE:
-        raise BadInput(f"first: ask for 1 to {MAX_LOG_PAGE} erasures, not {first}.")
+        raise BadInput(f"first: ask for 1 to {MAX_LOG_PAGE} erasures, not {first}.", field="first")
     if access.principal is None or not await access.reads_erasure_log():
         return []
     return await ErasureRecord.filter(tenant=access.principal.tenant).order_by("-at", "-id").limit(first)

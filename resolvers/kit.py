@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -11,20 +10,21 @@ from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies, TraceE
 from models.policies import CAPABILITIES
 from models.task import MAX_DEPTH
 from permissions.principal import Principal
-from resolvers import checks, lines, sentences
+from resolvers import checks, lines, made_task, sentences
 from models.errors import BadInput, Conflict, NotFound
+from models.vocabulary import LineKind, TaskStatus
 from resolvers.events import publish_task
-from resolvers.made_task import position
+from resolvers.made_task import new_task
 from resolvers.withheld import agent_logging, withheld_reason
-from resolvers.write_path import append, kit_write, lock_tree, now, running_task, task_of
+from resolvers.write_path import append, append_many, insert_rows, kit_write, lock_tree, now, running_task, task_of
 
-TASK_STATUSES = {"DONE", "FAILED", "STOPPED"}
+TASK_STATUSES = {TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.STOPPED}
 
 
 async def _agent(tenant: str, name: str, conn: Any) -> RegisteredAgent:
     agent = await RegisteredAgent.filter(tenant=tenant, name=name).using_db(conn).first()
     if agent is None:
-        raise BadInput(f"agent: {name!r} is not registered; call registerAgent first.")
+        raise BadInput(f"agent: {name!r} is not registered; call registerAgent first.", field="agent")
     return agent
 
 
@@ -56,7 +56,7 @@ async def register_agent(principal: Principal | None, data: dict[str, Any]) -> R
 
 async def define_policies(principal: Principal | None, data: dict[str, Any]) -> TenantPolicies:
     async def body(kit: Principal, conn: Any) -> TenantPolicies:
-        given = {cap: checks.names(cap, data.get(cap)) for cap in CAPABILITIES}
+        given = {cap: checks.names(checks.camel(cap), data.get(cap)) for cap in CAPABILITIES}
         policies = await TenantPolicies.filter(tenant=kit.tenant).using_db(conn).select_for_update().first()
         if policies is None:
             policies = TenantPolicies(tenant=kit.tenant)
@@ -81,67 +81,36 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
     async def body(kit: Principal, conn: Any) -> AgentTask:
         agent_name = checks.name("agent", data.get("agent"), required=True)
         agent = await _agent(kit.tenant, agent_name, conn)
-        reason = withheld_reason(agent.logging)
         requester = checks.principal("requester", data.get("requester"))
         actor = checks.principal("actor", data.get("actor"), required=True)
         instructions = checks.text("instructionsSent", data.get("instructions_sent"), checks.TEXT_CHARS)
         given = checks.text("given", data.get("given"), checks.TEXT_CHARS)
-        task = AgentTask(
-            id=uuid.uuid4(),
-            tenant=kit.tenant,
-            agent=agent_name,
-            skill=checks.name("skill", data.get("skill"), required=True),
-            skill_version=checks.name("skillVersion", data.get("skill_version")),
-            cause=data.get("cause") or "REQUEST",
-            about=checks.text("about", data.get("about")),
-            trigger=checks.text("trigger", data.get("trigger")),
-            given=None if reason else given,
-            instruction_set=checks.count("instructionSet", data.get("instruction_set")),
-            instructions_sent=None if reason else instructions,
-            instructions_hash=hashlib.sha256(instructions.encode("utf-8")).hexdigest() if instructions is not None else None,
-            requester_id=requester["id"] if requester else None,
-            requester_name=requester["name"] if requester else None,
-            actor_id=actor["id"],
-            actor_name=actor["name"],
-            status="RUNNING",
-            limit_micros=checks.count("limitMicros", data.get("limit_micros")),
-            started_at=now(),
-            session=checks.name("session", data.get("session")),
-            workflow_run=checks.name("workflowRun", data.get("workflow_run")),
-            run_step=checks.name("runStep", data.get("run_step")),
-            entity_type=checks.name("entityType", data.get("entity_type")),
-            entity_id=checks.name("entityId", data.get("entity_id")),
-            withheld=reason,
-        )
+        skill = checks.name("skill", data.get("skill"), required=True)
+        described = {
+            "skill_version": checks.name("skillVersion", data.get("skill_version")),
+            "about": checks.text("about", data.get("about")),
+            "trigger": checks.text("trigger", data.get("trigger")),
+            "instruction_set": checks.count("instructionSet", data.get("instruction_set")),
+            "limit_micros": checks.count("limitMicros", data.get("limit_micros")),
+            "workflow_run": checks.name("workflowRun", data.get("workflow_run")),
+            "run_step": checks.name("runStep", data.get("run_step")),
+            "entity_type": checks.name("entityType", data.get("entity_type")),
+            "entity_id": checks.name("entityId", data.get("entity_id")),
+        }
+        session = checks.name("session", data.get("session"))
         summary = checks.text("summary", data.get("summary"))
+        parent, root, siblings = None, None, 0
         if data.get("parent") is not None:
-            parent = await task_of(kit.tenant, "parent", data["parent"], conn)
-            root = await lock_tree(parent.root_id, kit.tenant, conn)
-            parent = root if parent.id == root.id else await AgentTask.filter(id=parent.id).using_db(conn).get()
-            if parent.status != "RUNNING":
-                raise Conflict(f"parent: task {parent.id} has ended ({parent.status}); no sub-task starts under it.")
-            if parent.depth >= MAX_DEPTH:
-                raise BadInput(f"parent: task {parent.id} is {parent.depth} levels below its root; sub-tasks nest at "
-                               f"most {MAX_DEPTH} levels deep.")
+            parent, root = await _open_parent(kit.tenant, data["parent"], conn)
             siblings = await AgentTask.filter(parent_id=parent.id).using_db(conn).count()
-            place = position(task.id, parent, siblings)
-            task.session = task.session or parent.session
-        else:
-            root, place = task, position(task.id, None)
-        task.parent_id, task.root_id, task.depth = place.parent_id, place.root_id, place.depth
-        task.sequence, task.path = place.sequence, place.path
-        await task.save(using_db=conn, force_create=True)
-        line = TraceEvent(
-            kind="STARTED",
-            task_id=task.id,
-            at=task.started_at,
-            summary=summary or sentences.started(agent_name, task.skill, requester, task.parent_id is not None),
-            payload=task.given,
-            withheld=reason,
+        made, started = new_task(
+            kit.tenant, agent_name, skill, actor, now(), agent.logging, parent, siblings, requester=requester,
+            summary=summary, cause=data.get("cause") or "REQUEST", given=given, instructions_sent=instructions,
+            session=session, **described,
         )
-        await append(root, line, conn)
-        if root is task:
-            task.chain_length, task.chain_head = root.chain_length, root.chain_head
+        await insert_rows(conn, "agent_task", made_task.COLUMNS, [made_task.stored_row(made)])
+        await append_many(root or made, [started.step()], conn)
+        task = AgentTask(**{column: getattr(made, column) for column in made_task.COLUMNS})
         written.append(task)
         return task
 
@@ -149,6 +118,20 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
     if written:
         await publish_task("AgentTaskStarted", task)
     return task
+
+
+async def _open_parent(tenant: str, parent_id: str, conn: Any) -> tuple[AgentTask, AgentTask]:
+    """The parent a sub-task starts under, re-read under its tree's lock, and the locked root."""
+    parent = await task_of(tenant, "parent", parent_id, conn)
+    root = await lock_tree(parent.root_id, tenant, conn)
+    parent = root if parent.id == root.id else await AgentTask.filter(id=parent.id).using_db(conn).get()
+    if parent.status != TaskStatus.RUNNING:
+        raise Conflict(f"parent: task {parent.id} has ended ({parent.status}); no sub-task starts under it.",
+                       field="parent")
+    if parent.depth >= MAX_DEPTH:
+        raise BadInput(f"parent: task {parent.id} is {parent.depth} levels below its root; sub-tasks nest at "
+                       f"most {MAX_DEPTH} levels deep.", field="parent")
+    return parent, root
 
 
 async def _one_line(principal: Principal | None, operation: str, data: dict[str, Any], drafter: Callable) -> TraceEvent:
@@ -187,7 +170,7 @@ async def ask_for_help(principal: Principal | None, data: dict[str, Any]) -> Age
             help.question = None if help.withheld else question
             await help.save(using_db=conn, force_create=True)
             line = TraceEvent(
-                kind="ASKED_FOR_HELP", task_id=task.id, at=help.asked_at,
+                kind=LineKind.ASKED_FOR_HELP, task_id=task.id, at=help.asked_at,
                 summary=sentences.asked_for_help(asked_of), payload=help.question, withheld=help.withheld,
             )
             await append(root, line, conn)
@@ -207,21 +190,21 @@ async def send_back(principal: Principal | None, data: dict[str, Any]) -> AgentH
         help_id = checks.uuid_of("help", data.get("help"))
         help = await AgentHelp.filter(id=help_id, tenant=kit.tenant).using_db(conn).first()
         if help is None:
-            raise NotFound(f"help: no help request {help_id}.")
+            raise NotFound(f"help: no help request {help_id}.", field="help")
         root = None
         if help.task_id is not None:
             task, root = await running_task(kit.tenant, "help", str(help.task_id), conn)
         help = await AgentHelp.filter(id=help_id, tenant=kit.tenant).using_db(conn).select_for_update().get()
         if help.erased_at is not None:
-            raise Conflict(f"help: help request {help_id} was erased; it takes no answer.")
+            raise Conflict(f"help: help request {help_id} was erased; it takes no answer.", field="help")
         if help.answered_at is not None:
-            raise Conflict(f"help: help request {help_id} was already answered.")
+            raise Conflict(f"help: help request {help_id} was already answered.", field="help")
         help.answer = None if help.withheld else answer
         help.answered_by_id, help.answered_by_name, help.answered_at = by["id"], by["name"], now()
         await help.save(using_db=conn, update_fields=["answer", "answered_by_id", "answered_by_name", "answered_at"])
         if root is not None:
             line = TraceEvent(
-                kind="SENT_BACK", task_id=help.task_id, at=help.answered_at,
+                kind=LineKind.SENT_BACK, task_id=help.task_id, at=help.answered_at,
                 summary=sentences.sent_back(by), payload=help.answer, withheld=help.withheld,
             )
             await append(root, line, conn)
@@ -236,7 +219,7 @@ async def end_task(principal: Principal | None, data: dict[str, Any]) -> AgentTa
     async def body(kit: Principal, conn: Any) -> AgentTask:
         status = data.get("status")
         if status not in TASK_STATUSES:
-            raise BadInput(f"status: a task ends DONE, FAILED or STOPPED, not {status}.")
+            raise BadInput(f"status: a task ends DONE, FAILED or STOPPED, not {status}.", field="status")
         outcome = checks.text("outcome", data.get("outcome"))
         result = checks.json_text("result", data.get("result"))
         summary = checks.text("summary", data.get("summary"))
@@ -248,7 +231,7 @@ async def end_task(principal: Principal | None, data: dict[str, Any]) -> AgentTa
             status=task.status, outcome=task.outcome, ended_at=task.ended_at, result=task.result
         )
         line = TraceEvent(
-            kind="ENDED", task_id=task.id, at=task.ended_at, summary=summary or sentences.ended(status),
+            kind=LineKind.ENDED, task_id=task.id, at=task.ended_at, summary=summary or sentences.ended(status),
             payload=task.result, withheld=reason,
         )
         await append(root, line, conn)
@@ -263,4 +246,6 @@ async def end_task(principal: Principal | None, data: dict[str, Any]) -> AgentTa
     return task
 
 
-ENDED_EVENTS = {"DONE": "AgentTaskFinished", "FAILED": "AgentTaskFailed", "STOPPED": "AgentTaskStopped"}
+ENDED_EVENTS = {
+    TaskStatus.DONE: "AgentTaskFinished", TaskStatus.FAILED: "AgentTaskFailed", TaskStatus.STOPPED: "AgentTaskStopped",
+}

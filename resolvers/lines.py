@@ -72,7 +72,7 @@ def model_call(data: dict[str, Any], at: str = "") -> Draft:
         "messages": data.get("messages"),
         "response": data.get("response"),
     }
-    payload = checks.json_text(f"{at}messages/response", content)
+    payload = checks.json_object(at, content)
     summary = checks.text(f"{at}summary", data.get("summary"))
     call = {
         "model": model, "provider": provider, "route_rule": route_rule, "attempts": attempts,

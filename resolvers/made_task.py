@@ -1,12 +1,14 @@
-"""Where a new task sits in its tree, by one rule for `startTask` and for OTLP placing; and a task that placing
-OTLP spans makes, before it is stored: the columns it is stored with, and nothing else.
+"""A new task, by one rule for `startTask` and for a task OTLP placing makes from a span: where it sits in its
+tree, the columns it is stored with, what its agent's logging withholds, and its STARTED line.
 
-The code that files its lines, moves its tree's head and tells its events reads a made task as it reads an
-`AgentTask`; making one costs a fraction of a model instance, which counts when a trace makes hundreds.
+A made task holds the `agent_task` columns and nothing else. The code that files its lines, moves its tree's
+head and tells its events reads it as it reads an `AgentTask`; making one costs a fraction of a model instance,
+which counts when a trace makes hundreds.
 """
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from dataclasses import dataclass, fields
 from datetime import datetime
@@ -14,6 +16,13 @@ from operator import attrgetter
 from typing import Any
 
 from models.chain import GENESIS
+from models.line_columns import FIGURES
+from models.vocabulary import LineKind, TaskStatus, WithheldReason
+from resolvers import sentences
+from resolvers.withheld import withheld_reason
+from resolvers.write_path import Step, new_step
+
+NO_FIGURES = (None,) * len(FIGURES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +69,19 @@ class MadeTask:
     chain_length: int = 0
     chain_head: str = GENESIS
     withheld: str | None = None
+    requester_name: str | None = None
+    actor_name: str | None = None
+    instructions_sent: str | None = None
+    instructions_hash: str | None = None
+    skill_version: str | None = None
+    about: str | None = None
+    trigger: str | None = None
+    instruction_set: int | None = None
+    limit_micros: int | None = None
+    workflow_run: str | None = None
+    run_step: str | None = None
+    entity_type: str | None = None
+    entity_id: str | None = None
 
 
 COLUMNS = tuple(column.name for column in fields(MadeTask))
@@ -74,3 +96,51 @@ def stored_row(task: MadeTask) -> tuple:
         if row[at] is not None:
             row[at] = str(row[at])
     return tuple(row)
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A new task's STARTED line, before it is sealed."""
+
+    task_id: uuid.UUID
+    at: datetime
+    summary: str
+    payload: str | None
+    withheld: WithheldReason | None
+
+    def step(self) -> Step:
+        return new_step(LineKind.STARTED, str(self.task_id), self.at, self.summary, self.payload, NO_FIGURES,
+                        self.withheld)
+
+
+def new_task(tenant: str, agent: str, skill: str, actor: dict[str, str | None], started_at: datetime,
+             logging: str | None, parent: Any | None, siblings: int = 0, *, task_id: uuid.UUID | None = None,
+             requester: dict[str, str | None] | None = None, summary: str | None = None, cause: str = "REQUEST",
+             given: str | None = None, instructions_sent: str | None = None, result: str | None = None,
+             status: TaskStatus = TaskStatus.RUNNING, ended_at: datetime | None = None, outcome: str | None = None,
+             session: str | None = None, **described: Any) -> tuple[MadeTask, Started]:
+    """A new task under `parent` after its `siblings` (a root of its own without one), and its STARTED line.
+
+    Its agent's `logging` decides what is withheld: then `given`, `instructions_sent` and `result` are not
+    stored, and the STARTED line carries no payload. Its session is its parent's unless it names one.
+    `described` are the columns that only describe the task (`skill_version`, `about`, ...)."""
+    withheld = withheld_reason(logging)
+    task_id = task_id or uuid.uuid4()
+    place = position(task_id, parent, siblings)
+    task = MadeTask(
+        id=task_id, tenant=tenant, agent=agent, skill=skill, cause=cause,
+        given=None if withheld else given,
+        requester_id=requester["id"] if requester else None,
+        requester_name=requester["name"] if requester else None,
+        actor_id=actor["id"], actor_name=actor["name"], status=status, outcome=outcome,
+        result=None if withheld else result,
+        instructions_sent=None if withheld else instructions_sent,
+        instructions_hash=hashlib.sha256(instructions_sent.encode("utf-8")).hexdigest()
+        if instructions_sent is not None else None,
+        started_at=started_at, ended_at=ended_at,
+        session=session or (parent.session if parent is not None else None),
+        parent_id=place.parent_id, root_id=place.root_id, depth=place.depth, sequence=place.sequence,
+        path=place.path, withheld=withheld, **described,
+    )
+    said = summary or sentences.started(agent, skill, requester, parent is not None)
+    return task, Started(task_id, started_at, said, task.given, withheld)

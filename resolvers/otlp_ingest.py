@@ -321,29 +321,23 @@ class Placing:
                   task_id: uuid.UUID | None = None) -> MadeTask:
         """A task made from an agent span (or a stand-in, which has no end yet), with its STARTED line and,
         when it has ended, its ENDED line."""
-        reason = self.withheld(fields["agent"])
         status = TaskStatus.RUNNING if end is None else TaskStatus.FAILED if failed else TaskStatus.DONE
-        task_id = task_id or uuid.uuid4()
-        place = made_task.position(task_id, parent, self.children.get(parent.id, 0) if parent else 0)
-        if parent is not None:
-            self.children[parent.id] = place.sequence
         result = fields.get("result")
-        task = MadeTask(
-            id=task_id, tenant=self.tenant, agent=fields["agent"], skill=fields["skill"],
-            cause="SPAWN" if parent else "REQUEST", given=None if reason else fields.get("given"),
-            requester_id=fields.get("requester"), actor_id=actor, status=status,
-            outcome=message if failed else None, result=None if reason or result is None else compact_json(result),
-            started_at=start, ended_at=end, session=fields.get("session") or (parent.session if parent else None),
-            parent_id=place.parent_id, root_id=place.root_id, depth=place.depth, sequence=place.sequence,
-            path=place.path, withheld=reason,
+        requester = {"id": fields["requester"], "name": None} if fields.get("requester") else None
+        task, started = made_task.new_task(
+            self.tenant, fields["agent"], fields["skill"], {"id": actor, "name": None}, start,
+            self.logging.get(fields["agent"]), parent, self.children.get(parent.id, 0) if parent else 0,
+            task_id=task_id, requester=requester, cause="SPAWN" if parent else "REQUEST", given=fields.get("given"),
+            result=None if result is None else compact_json(result), status=status, ended_at=end,
+            outcome=message if failed else None, session=fields.get("session"),
         )
-        if parent is None:
+        if parent is not None:
+            self.children[parent.id] = task.sequence
+        else:
             self.roots[task.id] = task
         self.tasks[task.id] = task
         self.new_tasks.append(task)
-        requester = {"id": task.requester_id, "name": None} if task.requester_id else None
-        said = sentences.started(task.agent, task.skill, requester, parent is not None)
-        self.line(task, LineKind.STARTED, start, said, task.given, NO_FIGURES)
+        self.line(task, LineKind.STARTED, started.at, started.summary, started.payload, NO_FIGURES)
         if end is not None:
             self.line(task, LineKind.ENDED, end, sentences.ended(status), task.result, NO_FIGURES)
         return task

@@ -183,11 +183,11 @@ def _count(name: str, value: Any) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise BadInput(f"{name} is not a number.")
+        raise BadInput(f"{name} is not a number.", field=name)
     try:
         return int(value)
     except ValueError as exc:
-        raise BadInput(f"{name} is not a number.") from exc
+        raise BadInput(f"{name} is not a number.", field=name) from exc
 
 
 def _text(value: Any) -> str | None:
@@ -241,7 +241,8 @@ def map_span(resource_attrs: dict[str, Any], span: Any) -> Mapped:
     it cannot be recorded."""
     trace_id, span_id = _hex(span.trace_id, 16), _hex(span.span_id, 8)
     if trace_id is None or span_id is None:
-        raise BadInput("a span needs a 16-byte trace id and an 8-byte span id.")
+        raise BadInput("a span needs a 16-byte trace id and an 8-byte span id.",
+                       field="traceId" if trace_id is None else "spanId")
     attrs = attributes_of(span.attributes)
     kind = kind_of(attrs)
     mapped = Mapped(
@@ -291,7 +292,8 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
         f["input_tokens"] = f["input_tokens"] or 0
         f["output_tokens"] = f["output_tokens"] or 0
         if f["model"] is None and not mapped.failed:
-            raise BadInput("a model call span names no model (gen_ai.request.model or llm.model_name).")
+            raise BadInput("a model call span names no model (gen_ai.request.model or llm.model_name).",
+                           field="gen_ai.request.model")
         if mapped.failed:
             f["model"] = f["model"] or UNKNOWN
             f["summary"] = sentences.model_call_failed(f["model"])
@@ -308,7 +310,8 @@ def _name_the_tool(mapped: Mapped) -> None:
     if f["tool"] is not None:
         return
     if not mapped.name.strip():
-        raise BadInput("a tool span names no tool (gen_ai.tool.name, tool.name, or the span's name).")
+        raise BadInput("a tool span names no tool (gen_ai.tool.name, tool.name, or the span's name).",
+                       field="gen_ai.tool.name")
     f["tool"] = mapped.name
     handoff = HANDOFF.fullmatch(mapped.name)
     if handoff:

@@ -74,7 +74,7 @@ def _utc(field: str, value: datetime | None) -> datetime:
     if value is None:
         return datetime.now(timezone.utc)
     if value.tzinfo is None:
-        raise BadInput(f"{field} must carry a time zone.")
+        raise BadInput(f"{field} must carry a time zone.", field=field)
     return value.astimezone(timezone.utc)
 
 

@@ -63,7 +63,8 @@ def token_value(header: str | None) -> int | None:
         return lsn_value(header.strip())
     except ValueError:
         raise BadInput(
-            "X-Agentlog-Consistency should be a token this server answered a write with, sent back as it came."
+            "X-Agentlog-Consistency should be a token this server answered a write with, sent back as it came.",
+            field="X-Agentlog-Consistency",
         ) from None
 
 

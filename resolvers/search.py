@@ -24,9 +24,10 @@ WORD = re.compile(r"\w+")
 
 def check(text: str) -> None:
     if len(text) > SEARCH_CHARS:
-        raise BadInput(f"filter.search is {len(text)} characters long; at most {SEARCH_CHARS} are taken.")
+        raise BadInput(f"filter.search is {len(text)} characters long; at most {SEARCH_CHARS} are taken.",
+                       field="filter.search")
     if not WORD.search(text):
-        raise BadInput("filter.search: give at least one word to look for.")
+        raise BadInput("filter.search: give at least one word to look for.", field="filter.search")
 
 
 def _fts5(text: str) -> str:

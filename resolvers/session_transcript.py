@@ -10,6 +10,7 @@ from datetime import datetime
 
 from models import AgentTask, LlmCall, TraceEvent
 from models.chain import rfc3339
+from models.vocabulary import LineKind, TaskStatus
 from permissions.access import Access, Group
 from resolvers.snapshot import read_snapshot
 from resolvers.transcript import pair
@@ -19,8 +20,8 @@ SESSION_ID_CHARS = 256
 SESSION_ID_PATTERN = "^[A-Za-z0-9._:-]+$"
 PAYLOAD_BYTES = 32_768
 TRUNCATION_MARKER = " ... (truncated)"
-ROW_KINDS = ("MODEL_CALL", "TOOL_CALL", "ENDED")
-OPERATIONS = {"MODEL_CALL": "chat", "TOOL_CALL": "tool_call", "ENDED": "output"}
+ROW_KINDS = (LineKind.MODEL_CALL, LineKind.TOOL_CALL, LineKind.ENDED)
+OPERATIONS = {LineKind.MODEL_CALL: "chat", LineKind.TOOL_CALL: "tool_call", LineKind.ENDED: "output"}
 
 _session_id = re.compile(SESSION_ID_PATTERN)
 
@@ -157,12 +158,12 @@ async def _tool_results(tenant: str, lines: list[TraceEvent]) -> dict[int, Trace
     """Each tool call line's result, paired per task the way the transcript pairs them."""
     calls: dict[uuid.UUID, list[TraceEvent]] = defaultdict(list)
     for line in lines:
-        if line.kind == "TOOL_CALL":
+        if line.kind == LineKind.TOOL_CALL:
             calls[line.task_id].append(line)
     if not calls:
         return {}
     results: dict[uuid.UUID, list[TraceEvent]] = defaultdict(list)
-    found = TraceEvent.filter(tenant=tenant, task_id__in=list(calls), kind="TOOL_RESULT").order_by("seq")
+    found = TraceEvent.filter(tenant=tenant, task_id__in=list(calls), kind=LineKind.TOOL_RESULT).order_by("seq")
     for result in await found:
         results[result.task_id].append(result)
     paired: dict[int, TraceEvent | None] = {}
@@ -195,14 +196,14 @@ def _row(
         session_id=task.session,
         operation=OPERATIONS[line.kind],
     )
-    if line.kind == "MODEL_CALL":
+    if line.kind == LineKind.MODEL_CALL:
         row.provider = providers.get(line.call_id) if line.call_id is not None else None
         row.model = line.model
         row.input_tokens = line.input_tokens or 0
         row.output_tokens = line.output_tokens or 0
         row.duration_ms = line.duration_ms or 0
         text = _stored(line)
-    elif line.kind == "TOOL_CALL":
+    elif line.kind == LineKind.TOOL_CALL:
         row.tool_name = line.tool
         row.tool_call_id = line.tool_call_id
         row.duration_ms = (result.duration_ms or 0) if result is not None else 0
@@ -211,7 +212,7 @@ def _row(
         text = _tool_payload(line, result)
     else:
         row.duration_ms = _duration_ms(task.started_at, task.ended_at)
-        if task.status == "FAILED":
+        if task.status == TaskStatus.FAILED:
             row.status, row.error_code = "error", "task_failed"
             row.error_message = task.outcome if Group.WORDS in groups else None
         text = _stored(line)

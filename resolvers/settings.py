@@ -261,7 +261,7 @@ def _parse() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
-        raise BadInput(_explain(exc.errors()[0])) from exc
+        raise BadInput(_explain(exc.errors()[0]), field=variable(str(exc.errors()[0]["loc"][0]))) from exc
 
 
 def _shown(field: Any) -> str:

@@ -80,16 +80,17 @@ def _asked_by(q: Statement, tenant: str, sub: str) -> str:
 
 def check(flt: TaskFilter, first: int) -> None:
     if first < 1 or first > MAX_PAGE:
-        raise BadInput(f"first: ask for 1 to {MAX_PAGE} tasks, not {first}.")
+        raise BadInput(f"first: ask for 1 to {MAX_PAGE} tasks, not {first}.", field="first")
     for field in (*EQUAL, "requester", "model"):
-        checks.name(f"filter.{_camel(field)}", getattr(flt, field))
+        checks.name(f"filter.{checks.camel(field)}", getattr(flt, field))
     for field in ("status_in", "agent_in"):
         values = getattr(flt, field)
         if values is not None:
             if not 1 <= len(values) <= MAX_LISTED:
-                raise BadInput(f"filter.{_camel(field)}: give 1 to {MAX_LISTED} values, not {len(values)}.")
+                raise BadInput(f"filter.{checks.camel(field)}: give 1 to {MAX_LISTED} values, not {len(values)}.",
+                               field=f"filter.{checks.camel(field)}")
             for value in values:
-                checks.name(f"filter.{_camel(field)}", value)
+                checks.name(f"filter.{checks.camel(field)}", value)
     if flt.search is not None:
         search.check(flt.search)
 
@@ -98,7 +99,8 @@ async def refuse_unreadable_filters(access: Access, flt: TaskFilter) -> None:
     """A filter on a field the caller may not read is FORBIDDEN: it would tell them what they may not read."""
     for field in WORDS_FILTERS:
         if getattr(flt, field) is not None and not await access.may_filter_on(Group.WORDS):
-            raise Forbidden(f"filter.{_camel(field)}: you may not read it on tasks, so you may not filter by it.")
+            raise Forbidden(f"filter.{checks.camel(field)}: you may not read it on tasks, so you may not filter by it.",
+                                field=f"filter.{checks.camel(field)}")
 
 
 def conditions(q: Statement, caller: ListScope, flt: TaskFilter, paged: bool = False) -> str:
@@ -127,11 +129,6 @@ def conditions(q: Statement, caller: ListScope, flt: TaskFilter, paged: bool = F
     if flt.search is not None:
         terms.append(search.matches(q, caller, flt.search, lambda: _asked_by(q, caller.tenant, caller.sub), paged))
     return " AND ".join(terms)
-
-
-def _camel(field: str) -> str:
-    head, *rest = field.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 ORDER_SQL = {
@@ -177,9 +174,9 @@ def decode_cursor(cursor: str, bound: str) -> tuple[datetime | None, uuid.UUID]:
         made_for, at, tid = json.loads(base64.urlsafe_b64decode(cursor.encode()))
         position = (datetime.fromisoformat(at) if at is not None else None), uuid.UUID(tid)
     except (ValueError, TypeError) as exc:
-        raise BadInput(NOT_YOURS) from exc
+        raise BadInput(NOT_YOURS, field="after") from exc
     if made_for != bound:
-        raise BadInput(NOT_YOURS)
+        raise BadInput(NOT_YOURS, field="after")
     return position
 
 

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from models import AgentTask, TraceEvent
+from models.vocabulary import LineKind, WithheldReason
 
 
 @dataclass(slots=True)
@@ -40,7 +41,7 @@ class Turn:
 def withheld_reason(event: TraceEvent) -> str | None:
     """Why a line's content is missing: ERASED first, then why it was never stored."""
     if event.content_erased_at is not None:
-        return "ERASED"
+        return WithheldReason.ERASED
     return event.withheld
 
 
@@ -90,11 +91,11 @@ class _Pool:
 
 
 def _turns_of_task(task: AgentTask, lines: list[TraceEvent]) -> list[Turn]:
-    calls = [line for line in lines if line.kind == "TOOL_CALL"]
-    results = pair(calls, [line for line in lines if line.kind == "TOOL_RESULT"])
+    calls = [line for line in lines if line.kind == LineKind.TOOL_CALL]
+    results = pair(calls, [line for line in lines if line.kind == LineKind.TOOL_RESULT])
     turns: list[Turn] = []
     for line in lines:
-        if line.kind == "MODEL_CALL" and line.by_tool is None:
+        if line.kind == LineKind.MODEL_CALL and line.by_tool is None:
             said = content(line) or {}
             turns.append(
                 Turn(
@@ -109,7 +110,7 @@ def _turns_of_task(task: AgentTask, lines: list[TraceEvent]) -> list[Turn]:
                     seq=line.seq,
                 )
             )
-        elif line.kind == "TOOL_CALL" and turns:
+        elif line.kind == LineKind.TOOL_CALL and turns:
             result = results.get(line.seq)
             turns[-1].tools.append(
                 ToolUse(

@@ -2,7 +2,7 @@
 
 Every kit mutation goes through `kit_write`, which also honours idempotency keys; every line, whether a kit
 mutation's, a batch's or an OTLP span's, is appended by `append_many`, and every task a kit or a span starts
-takes its place in its tree by `made_task.position`. Erasure is the only other writer.
+is made by `made_task.new_task` and stored by `insert_rows`. Erasure is the only other writer.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from resolvers.checkpoints import sign_head
 from resolvers.fingerprint import fingerprint
 from resolvers.pipeline import Pipeline
 from models.errors import Conflict, Forbidden, NotFound, Unauthenticated
+from models.vocabulary import TaskStatus
 
 
 def now() -> datetime:
@@ -93,7 +94,7 @@ async def _first_answer(tenant: str, key: str, print_: str, conn: Any) -> str | 
     if not rows:
         return None
     if rows[0]["fingerprint"] != print_:
-        raise Conflict("idempotencyKey: this key was already used with a different input.")
+        raise Conflict("idempotencyKey: this key was already used with a different input.", field="idempotencyKey")
     return rows[0]["result_id"]
 
 
@@ -102,7 +103,7 @@ async def task_of(tenant: str, field: str, task_id: str, conn: Any) -> AgentTask
     tid = checks.uuid_of(field, task_id)
     task = await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).first()
     if task is None:
-        raise NotFound(f"{field}: no task {tid}.")
+        raise NotFound(f"{field}: no task {tid}.", field=field)
     return task
 
 
@@ -127,11 +128,11 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> tupl
     locking = " FOR UPDATE" if conn.capabilities.dialect == "postgres" else ""
     rows = await conn.execute_query_dict(placeholders(conn, LOCK_ROOT_OF + locking), [tenant, str(tid), tenant])
     if not rows:
-        raise NotFound(f"{field}: no task {tid}.")
+        raise NotFound(f"{field}: no task {tid}.", field=field)
     root = AgentTask._init_from_db(**rows[0])
     task = root if root.id == tid else await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).get()
-    if task.status != "RUNNING":
-        raise Conflict(f"{field}: task {task.id} has ended ({task.status}); it takes no more lines.")
+    if task.status != TaskStatus.RUNNING:
+        raise Conflict(f"{field}: task {task.id} has ended ({task.status}); it takes no more lines.", field=field)
     return task, root
 
 

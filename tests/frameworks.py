@@ -89,13 +89,16 @@ class Workshop:
         assert not body.get("errors"), body
         return body["data"]
 
+    def exporter(self, server: Server | None = None) -> OTLPSpanExporter:
+        """The OpenTelemetry SDK's OTLP/HTTP exporter, sending as the kit to this server (or another)."""
+        return OTLPSpanExporter(endpoint=f"{(server or self.server).url}/v1/traces",
+                                headers={"Authorization": f"Bearer {self.kit}"}, compression=Compression.Gzip,
+                                timeout=60)
+
     def tracer_provider(self) -> TracerProvider:
         """A provider exporting to the server, as docs/frameworks.md tells users to make one."""
-        exporter = OTLPSpanExporter(endpoint=f"{self.server.url}/v1/traces",
-                                    headers={"Authorization": f"Bearer {self.kit}"}, compression=Compression.Gzip,
-                                    timeout=60)
         provider = TracerProvider(resource=Resource.create({"service.name": "workshop"}))
-        provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=100))
+        provider.add_span_processor(BatchSpanProcessor(self.exporter(), schedule_delay_millis=100))
         return provider
 
     def root(self, skill: str | None = None) -> str:

@@ -7,6 +7,8 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
+
 from permissions.tokens import read_token
 from models import TraceEvent
 from tests.shop import Shop
@@ -63,8 +65,9 @@ async def test_verify_names_the_broken_line_and_exits_one(client, database):
     assert json.loads(out.stdout)["brokenAt"] == 4
 
 
-def test_verify_in_a_folder_without_a_database_says_where_it_looked_and_makes_none(tmp_path):
-    out = agentlog("verify", str(uuid.uuid4()), cwd=tmp_path)
+@pytest.mark.parametrize("command", ["verify", "export"])
+def test_reading_in_a_folder_without_a_database_says_where_it_looked_and_makes_none(tmp_path, command):
+    out = agentlog(command, str(uuid.uuid4()), cwd=tmp_path)
 
     assert out.returncode == 2
     assert str(tmp_path / "agentlog.db") in out.stderr and "AGENTLOG_DATABASE_URL" in out.stderr

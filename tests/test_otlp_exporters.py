@@ -15,7 +15,6 @@ import httpx
 import pytest
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -23,9 +22,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode, set_span_in_context
 
-from permissions.tokens import issue_token
+from tests.frameworks import Workshop
 from tests.servers import Server, start_server, subscribed
-from tests.shop import ROLES
 
 TREE = """
   id agent skill status requester { id } chainLength spentMicros modelCalls toolCalls inputTokens outputTokens
@@ -35,34 +33,12 @@ TREE = """
 ROOTS = f"{{ tasks(filter: {{ rootsOnly: true }}, first: 50) {{ edges {{ node {{ {TREE} }} }} }} }}"
 
 
-class Tenant:
-    """A tenant talking to one server over HTTP: a kit that exports spans, and Noor, who audits."""
-
-    def __init__(self, server: Server) -> None:
-        self.server = server
-        self.name = f"shop-{os.urandom(4).hex()}"
-        self.kit = issue_token("agent-kit", self.name, kit=True)
-        self.noor = issue_token("noor", self.name, roles=["Manager", "Auditor"], name="Noor")
-
-    def graphql(self, query: str, variables: dict | None = None, token: str | None = None) -> dict:
-        response = httpx.post(f"{self.server.url}/graphql", json={"query": query, "variables": variables or {}},
-                              headers={"Authorization": f"Bearer {token or self.noor}"}, timeout=60)
-        body = response.json()
-        assert not body.get("errors"), body
-        return body["data"]
-
-    def define_policies(self) -> None:
-        self.graphql("mutation($i: PoliciesInput!) { definePolicies(input: $i) { auditsAgents } }",
-                     {"i": {cap: [role] for cap, role in ROLES.items()}}, self.kit)
+class Tenant(Workshop):
+    """A workshop whose tests read its roots whole and trace with a provider of their own."""
 
     def roots(self) -> list[dict]:
         data = self.graphql(ROOTS)
         return [edge["node"] for edge in data["tasks"]["edges"]]
-
-    def exporter(self, server: Server | None = None) -> OTLPSpanExporter:
-        return OTLPSpanExporter(endpoint=f"{(server or self.server).url}/v1/traces",
-                                headers={"Authorization": f"Bearer {self.kit}"}, compression=Compression.Gzip,
-                                timeout=60)
 
     @contextmanager
     def tracing(self, exporter) -> Iterator:
@@ -117,7 +93,6 @@ def genai_estimate(tracer, calls: int = 1, tools: int = 1, helpers: int = 1, cos
 
 def test_genai_spans_from_the_sdk_exporter_become_a_work_tree(server):
     tenant = Tenant(server)
-    tenant.define_policies()
 
     with tenant.tracing(tenant.exporter()) as tracer:
         genai_estimate(tracer, cost=200)
@@ -134,7 +109,6 @@ def test_genai_spans_from_the_sdk_exporter_become_a_work_tree(server):
 
 def test_an_openinference_trace_follows_the_same_path(server):
     tenant = Tenant(server)
-    tenant.define_policies()
 
     with tenant.tracing(tenant.exporter()) as tracer:
         with tracer.start_as_current_span("workflow", attributes={"openinference.span.kind": "CHAIN"}):
@@ -166,7 +140,6 @@ def test_an_openinference_trace_follows_the_same_path(server):
 
 def test_out_of_order_and_duplicated_batches_are_placed_once(server):
     tenant = Tenant(server)
-    tenant.define_policies()
     kept = InMemorySpanExporter()
     with tenant.tracing(kept) as tracer:
         genai_estimate(tracer, calls=3, tools=2, helpers=2)
@@ -185,7 +158,6 @@ def test_out_of_order_and_duplicated_batches_are_placed_once(server):
 
 def test_a_trace_of_5000_spans(server):
     tenant = Tenant(server)
-    tenant.define_policies()
 
     with tenant.tracing(tenant.exporter()) as tracer:
         genai_estimate(tracer, calls=2001, tools=1000, helpers=999)
@@ -198,7 +170,6 @@ def test_a_trace_of_5000_spans(server):
 
 def test_a_json_body_and_a_span_without_usage(server):
     tenant = Tenant(server)
-    tenant.define_policies()
     kept = InMemorySpanExporter()
     with tenant.tracing(kept) as tracer:
         with tracer.start_as_current_span("invoke_agent Estimator", attributes={
@@ -223,7 +194,6 @@ def test_a_json_body_and_a_span_without_usage(server):
 
 def test_a_price_change_across_an_effective_date(server):
     tenant = Tenant(server)
-    tenant.define_policies()
     change = datetime.now(timezone.utc) - timedelta(hours=1)
     for since, rate in ((change - timedelta(days=30), 1_000_000), (change, 2_000_000)):
         tenant.graphql("mutation($i: ModelPriceInput!) { setModelPrice(input: $i) { model } }", {"i": {
@@ -251,7 +221,6 @@ def test_acknowledged_spans_survive_a_sigkill_before_they_are_placed(database, m
     monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
     first = start_server(database)
     tenant = Tenant(first)
-    tenant.define_policies()
     kept = InMemorySpanExporter()
     with tenant.tracing(kept) as tracer:
         genai_estimate(tracer, calls=2, tools=1, helpers=1)
@@ -294,7 +263,6 @@ def test_acknowledged_spans_survive_a_sigkill_before_they_are_placed(database, m
 
 async def test_subscribers_hear_ingested_work_start_and_end(server):
     tenant = Tenant(server)
-    tenant.define_policies()
 
     async with subscribed(server, tenant.noor) as subscriber:
         with tenant.tracing(tenant.exporter()) as tracer:
@@ -310,7 +278,6 @@ async def test_subscribers_hear_ingested_work_start_and_end(server):
 
 def test_hostile_bodies_sent_to_the_server_write_nothing(server):
     tenant = Tenant(server)
-    tenant.define_policies()
     kept = InMemorySpanExporter()
     with tenant.tracing(kept) as tracer:
         with tracer.start_as_current_span("invoke_agent Estimator", attributes={

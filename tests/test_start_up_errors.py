@@ -1,5 +1,5 @@
-"""A server that cannot start says why in one line and exits 2, as for any bad setting: a PostgreSQL database
-that does not exist, a JWT secret too short to be one."""
+"""A server that cannot start, or a command that cannot read the record, says why in one line and exits 2, as
+for any bad setting: a PostgreSQL database that does not exist, a JWT secret too short to be one."""
 
 import os
 import subprocess
@@ -12,18 +12,27 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-def serve(env: dict[str, str]) -> subprocess.CompletedProcess:
+SERVE = ("serve", "--port", "0")
+
+
+def agentlog(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     ours = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLOG_")}
-    return subprocess.run([sys.executable, "-m", "graph.cli", "serve", "--port", "0"], cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "graph.cli", *args], cwd=REPO, capture_output=True,
                           text=True, env={**ours, **env}, timeout=60)
 
 
+def serve(env: dict[str, str]) -> subprocess.CompletedProcess:
+    return agentlog(env, *SERVE)
+
+
 @pytest.mark.postgres_only
-def test_a_postgresql_database_that_does_not_exist_is_named_in_one_line(database):
+@pytest.mark.parametrize("command", [SERVE, ("verify", str(uuid.uuid4())), ("export", str(uuid.uuid4()))],
+                         ids=["serve", "verify", "export"])
+def test_a_postgresql_database_that_does_not_exist_is_named_in_one_line(database, command):
     missing = f"agentlog_missing_{uuid.uuid4().hex[:8]}"
     url = f"{database.rsplit('/', 1)[0]}/{missing}"
 
-    out = serve({"AGENTLOG_DATABASE_URL": url})
+    out = agentlog({"AGENTLOG_DATABASE_URL": url}, *command)
 
     assert out.returncode == 2
     line = out.stderr.strip()
