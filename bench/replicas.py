@@ -22,15 +22,12 @@ import sys
 import time
 from unittest import mock
 
-import asyncpg
 import httpx
-from prometheus_client.parser import text_string_to_metric_families
 
 from bench.common import Figure
 from bench.tree_read import TENANT, fake_tree, nested_query, store
 from permissions.tokens import issue_token
-from tests.pg_cluster import Cluster
-from tests.pg_replicas import Standby
+from tests.pg_replicas import Nodes, primary_and_standbys, reads_by_node
 from tests.servers import Server, start_server
 
 TASKS = 100
@@ -43,15 +40,6 @@ CONFIGURATIONS = {"primary alone": 0, "1 replica": 1, "2 replicas": 2}
 
 def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
-
-
-def reads_by_node(server: Server) -> dict[str, float]:
-    text = httpx.get(server.url + "/metrics", timeout=30).text
-    return {
-        sample.labels["node"]: sample.value
-        for family in text_string_to_metric_families(text) if family.name == "agentlog_reads"
-        for sample in family.samples if sample.name == "agentlog_reads_total"
-    }
 
 
 async def readers(server: Server, root: str, seconds: float) -> int:
@@ -90,28 +78,10 @@ async def ready(server: Server, within_s: float = 120) -> None:
             await asyncio.sleep(0.25)
 
 
-async def caught_up(standbys: list[Standby], primary: Cluster) -> None:
-    conn = await asyncpg.connect(f"{primary.url}/agentlog")
-    try:
-        target = await conn.fetchval("SELECT pg_current_wal_lsn()::text")
-    finally:
-        await conn.close()
-    for standby in standbys:
-        while True:
-            conn = await asyncpg.connect(f"{standby.url}/agentlog")
-            try:
-                if await conn.fetchval("SELECT pg_last_wal_replay_lsn() >= $1::text::pg_lsn", target):
-                    break
-            finally:
-                await conn.close()
-            await asyncio.sleep(0.2)
-
-
-async def one_run(primary: Cluster, standbys: list[Standby], replicas: int, root: str) -> tuple[float, dict]:
-    urls = ",".join(f"{standby.url}/agentlog" for standby in standbys[:replicas])
-    settings = {"AGENTLOG_READ_DATABASE_URLS": urls} if urls else {}
+async def one_run(nodes: Nodes, replicas: int, root: str) -> tuple[float, dict]:
+    settings = {"AGENTLOG_READ_DATABASE_URLS": nodes.read_urls(replicas)} if replicas else {}
     with mock.patch.dict(os.environ, settings):
-        server = start_server(f"{primary.url}/agentlog", "--workers", str(WORKERS))
+        server = start_server(nodes.url, "--workers", str(WORKERS))
     try:
         await ready(server)
         await readers(server, root, 1.0)
@@ -122,35 +92,20 @@ async def one_run(primary: Cluster, standbys: list[Standby], replicas: int, root
 
 
 async def measure() -> dict[str, list[tuple[float, dict]]]:
-    primary = Cluster()
-    standbys: list[Standby] = []
-    try:
-        primary.start()
-        admin = await asyncpg.connect(f"{primary.url}/postgres")
-        try:
-            await admin.execute("CREATE DATABASE agentlog")
-        finally:
-            await admin.close()
-        start_server(f"{primary.url}/agentlog").stop()
+    async with primary_and_standbys(2) as nodes:
+        start_server(nodes.url).stop()
         tree = fake_tree(TASKS)
-        await store(f"{primary.url}/agentlog", tree)
-        for _ in range(2):
-            standby = Standby(primary)
-            standby.start()
-            standbys.append(standby)
-        await caught_up(standbys, primary)
+        await store(nodes.url, tree)
+        await nodes.caught_up()
         found: dict[str, list[tuple[float, dict]]] = {name: [] for name in CONFIGURATIONS}
         for run in range(1, RUNS + 1):
             for name, count in CONFIGURATIONS.items():
                 say(f"replicas ({run}/{RUNS}): {name}, {READERS} readers for {SECONDS:.0f} s…")
-                per_second, nodes = await one_run(primary, standbys, count, str(tree.root))
-                say(f"replicas ({run}/{RUNS}): {name}: {per_second:,.1f} tree reads/s, answered by {nodes or 'primary'}")
-                found[name].append((per_second, nodes))
+                per_second, nodes_read = await one_run(nodes, count, str(tree.root))
+                say(f"replicas ({run}/{RUNS}): {name}: {per_second:,.1f} tree reads/s, answered by "
+                    f"{nodes_read or 'primary'}")
+                found[name].append((per_second, nodes_read))
         return found
-    finally:
-        for standby in standbys:
-            standby.remove()
-        primary.remove()
 
 
 def figures(found: dict[str, list[tuple[float, dict]]]) -> list[Figure]:

@@ -10,14 +10,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from unittest import mock
 
-import asyncpg
 import httpx
 import pytest
 from agentlog_kit import AsyncKit
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.pg_cluster import Cluster
-from tests.pg_replicas import Standby
+from tests.pg_replicas import Standby, primary_and_standbys, reads_by_node
 from tests.servers import Server, start_server, subscribed
 from tests.shop import Client, Shop
 
@@ -41,37 +40,16 @@ class Replicated:
 
 @pytest.fixture(scope="module")
 async def replicated() -> AsyncIterator[Replicated]:
-    primary = Cluster()
-    standby = None
-    servers: list[Server] = []
-    try:
-        primary.start()
-        admin = await asyncpg.connect(f"{primary.url}/postgres")
+    async with primary_and_standbys(1) as nodes:
+        servers: list[Server] = []
         try:
-            await admin.execute("CREATE DATABASE agentlog")
+            settings = {"AGENTLOG_READ_DATABASE_URLS": nodes.read_urls(), "AGENTLOG_REPLICA_MAX_LAG_S": str(MAX_LAG_S)}
+            with mock.patch.dict(os.environ, settings):
+                servers = [start_server(nodes.url) for _ in range(2)]
+            yield Replicated(nodes.primary, nodes.standbys[0], servers)
         finally:
-            await admin.close()
-        standby = Standby(primary)
-        standby.start()
-        settings = {"AGENTLOG_READ_DATABASE_URLS": f"{standby.url}/agentlog", "AGENTLOG_REPLICA_MAX_LAG_S": str(MAX_LAG_S)}
-        with mock.patch.dict(os.environ, settings):
-            servers = [start_server(f"{primary.url}/agentlog") for _ in range(2)]
-        yield Replicated(primary, standby, servers)
-    finally:
-        for server in servers:
-            server.stop()
-        if standby is not None:
-            standby.remove()
-        primary.remove()
-
-
-def reads_by_node(server: Server) -> dict[str, float]:
-    text = httpx.get(server.url + "/metrics", timeout=10).text
-    return {
-        sample.labels["node"]: sample.value
-        for family in text_string_to_metric_families(text) if family.name == "agentlog_reads"
-        for sample in family.samples if sample.name == "agentlog_reads_total"
-    }
+            for server in servers:
+                server.stop()
 
 
 def replica_up(server: Server) -> float | None:
@@ -204,7 +182,7 @@ async def test_an_erasure_while_replay_is_paused_is_gone_from_every_server(repli
             assert found["given"] is None and all(line["payload"] is None for line in found["record"])
             assert node == "primary"
         kept = await replicated.standby.sql(f"SELECT count(*) FROM trace_event WHERE task_id = '{task}' "
-                                            "AND payload IS NOT NULL", "agentlog")
+                                            "AND payload IS NOT NULL", database="agentlog")
         assert kept, "the paused replica should still hold the content, or this test proves nothing"
     finally:
         await replicated.standby.resume()

@@ -59,6 +59,19 @@ def test_the_settings_read_the_environment_as_it_is_now(monkeypatch):
     assert settings.transcript_row_cap() == 5000
 
 
+def test_every_way_of_changing_the_environment_is_seen_at_once():
+    from unittest import mock
+
+    for rows in range(1, 80):
+        os.environ["AGENTLOG_MAX_LIST_ROWS"] = str(rows)
+        assert settings.max_list_rows() == rows
+    del os.environ["AGENTLOG_MAX_LIST_ROWS"]
+    assert settings.max_list_rows() == 100_000
+    with mock.patch.dict(os.environ, {"AGENTLOG_MAX_LIST_ROWS": "7"}):
+        assert settings.max_list_rows() == 7
+    assert settings.max_list_rows() == 100_000
+
+
 def test_a_bad_value_met_while_serving_is_bad_input(monkeypatch):
     from models.errors import BadInput
 
