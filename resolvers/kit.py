@@ -45,7 +45,11 @@ async def register_agent(principal: Principal | None, data: dict[str, Any]) -> R
             "logging": data.get("logging") or "FULL",
         }
         name = checks.name("name", data.get("name"), required=True)
-        agent, _ = await RegisteredAgent.update_or_create(defaults=fields, tenant=kit.tenant, name=name, using_db=conn)
+        agent = await RegisteredAgent.filter(tenant=kit.tenant, name=name).using_db(conn).select_for_update().first()
+        if agent is None:
+            return await RegisteredAgent.create(tenant=kit.tenant, name=name, **fields, using_db=conn)
+        await RegisteredAgent.filter(id=agent.id, tenant=kit.tenant).using_db(conn).update(**fields)
+        agent.update_from_dict(fields)
         return agent
 
     async def reload(tenant: str, rid: str) -> RegisteredAgent:
@@ -117,13 +121,13 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
         if data.get("parent") is not None:
             parent = await task_of(kit.tenant, "parent", data["parent"], conn)
             root = await lock_tree(parent.root_id, kit.tenant, conn)
-            parent = root if parent.id == root.id else await AgentTask.filter(id=parent.id).using_db(conn).get()
+            parent = root if parent.id == root.id else await AgentTask.filter(id=parent.id, tenant=kit.tenant).using_db(conn).get()
             if parent.status != "RUNNING":
                 raise Conflict(f"parent: task {parent.id} has ended ({parent.status}); no sub-task starts under it.")
             if parent.depth >= MAX_DEPTH:
                 raise BadInput(f"parent: task {parent.id} is {parent.depth} levels below its root; sub-tasks nest at "
                                f"most {MAX_DEPTH} levels deep.")
-            siblings = await AgentTask.filter(parent_id=parent.id).using_db(conn).count()
+            siblings = await AgentTask.filter(parent_id=parent.id, tenant=kit.tenant).using_db(conn).count()
             place = position(task.id, parent, siblings)
             task.session = task.session or parent.session
         else:
@@ -218,7 +222,10 @@ async def send_back(principal: Principal | None, data: dict[str, Any]) -> AgentH
             raise Conflict(f"help: help request {help_id} was already answered.")
         help.answer = None if help.withheld else answer
         help.answered_by_id, help.answered_by_name, help.answered_at = by["id"], by["name"], now()
-        await help.save(using_db=conn, update_fields=["answer", "answered_by_id", "answered_by_name", "answered_at"])
+        await AgentHelp.filter(id=help.id, tenant=kit.tenant).using_db(conn).update(
+            answer=help.answer, answered_by_id=help.answered_by_id, answered_by_name=help.answered_by_name,
+            answered_at=help.answered_at,
+        )
         if root is not None:
             line = TraceEvent(
                 kind="SENT_BACK", task_id=help.task_id, at=help.answered_at,
@@ -244,7 +251,7 @@ async def end_task(principal: Principal | None, data: dict[str, Any]) -> AgentTa
         reason = await _task_withheld(kit.tenant, task, conn)
         task.status, task.outcome, task.ended_at = status, outcome, now()
         task.result = None if reason else result
-        await AgentTask.filter(id=task.id).using_db(conn).update(
+        await AgentTask.filter(id=task.id, tenant=kit.tenant).using_db(conn).update(
             status=task.status, outcome=task.outcome, ended_at=task.ended_at, result=task.result
         )
         line = TraceEvent(
