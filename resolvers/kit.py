@@ -47,7 +47,10 @@ async def register_agent(principal: Principal | None, data: dict[str, Any]) -> R
         name = checks.name("name", data.get("name"), required=True)
         agent = await RegisteredAgent.filter(tenant=kit.tenant, name=name).using_db(conn).select_for_update().first()
         if agent is None:
-            return await RegisteredAgent.create(tenant=kit.tenant, name=name, **fields, using_db=conn)
+            agent, made = await RegisteredAgent.get_or_create(defaults=fields, tenant=kit.tenant, name=name,
+                                                              using_db=conn)
+            if made:
+                return agent
         await RegisteredAgent.filter(id=agent.id, tenant=kit.tenant).using_db(conn).update(**fields)
         agent.update_from_dict(fields)
         return agent
@@ -121,7 +124,10 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
         if data.get("parent") is not None:
             parent = await task_of(kit.tenant, "parent", data["parent"], conn)
             root = await lock_tree(parent.root_id, kit.tenant, conn)
-            parent = root if parent.id == root.id else await AgentTask.filter(id=parent.id, tenant=kit.tenant).using_db(conn).get()
+            if parent.id != root.id:
+                parent = await AgentTask.filter(id=parent.id, tenant=kit.tenant).using_db(conn).get()
+            else:
+                parent = root
             if parent.status != "RUNNING":
                 raise Conflict(f"parent: task {parent.id} has ended ({parent.status}); no sub-task starts under it.")
             if parent.depth >= MAX_DEPTH:

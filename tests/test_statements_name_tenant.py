@@ -65,7 +65,8 @@ async def test_every_kit_mutation_names_the_kit_s_tenant(client):
         await shop.estimate(session="s-1")
         task = (await shop.start())["id"]
         await client.ok(RECORD, {"input": {"task": task, "lines": turn("c1")}}, shop.kit)
-        await client.ok(RECORD, {"input": {"task": task, "lines": [line for n in range(10) for line in turn(f"d{n}")]}}, shop.kit)
+        many = [line for n in range(10) for line in turn(f"d{n}")]
+        await client.ok(RECORD, {"input": {"task": task, "lines": many}}, shop.kit)
         await shop.end(task)
         await client.ok(SET_PRICE, {"input": {"model": "Everyday", "inputMicrosPerMillion": 1,
                                               "outputMicrosPerMillion": 2}}, shop.kit)
