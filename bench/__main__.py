@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import (
-    big, export, ingest, ingest_baseline, ingest_kit, otlp, paging, replicas, standalone, verify, verify_under_load,
+    big, citus, export, ingest, ingest_baseline, ingest_kit, otlp, paging, replicas, standalone, verify, verify_under_load,
 )
 from bench.common import (
     SERVER,
@@ -34,7 +35,7 @@ from graph.app import settle_heap
 from models import AgentTask
 from resolvers.verify import verify_tree
 
-WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export", "paging", "replicas", "big")
+WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export", "paging", "replicas", "big", "citus")
 REPEATS = 5
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -185,6 +186,8 @@ async def run(server: str, workloads: tuple[str, ...], paging_tasks: int = 100_0
         figures += (await paging.run(server, paging_tasks, 1_000_000, 20))[0]
     if "replicas" in workloads:
         figures += await replicas.run()
+    if "citus" in workloads:
+        figures += await citus.run(server)
     return figures
 
 
@@ -204,8 +207,12 @@ def main() -> int:
                              "(default 180)")
     parser.add_argument("--results", type=Path, metavar="FILE",
                         help="write the summary here, quiet or not, instead of bench/results.json")
+    parser.add_argument("--citus-source", metavar="DIR",
+                        help="Citus's source, built when Citus is not installed (the citus workload)")
     parser.add_argument("--alone", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.citus_source:
+        os.environ["AGENTLOG_BENCH_CITUS_SOURCE"] = args.citus_source
     workloads = tuple(args.only)
     start = time.perf_counter()
     if args.alone:

@@ -64,7 +64,7 @@ class Query:
         row = await reads.task_row(info.context.access, task)
         if row is None:
             return None
-        return TraceCheck.of(await verify_task(row.id))
+        return TraceCheck.of(await verify_task(row.id, row.tenant))
 
     @strawberry.field(description="The C2SP verifier key that checks every checkpoint this server signs; public.")
     def checkpoint_key(self) -> str:

@@ -75,7 +75,7 @@ async def ended_tree(tenant: str, task_id: str, conn: Any) -> tuple[AgentTask, A
         root = await lock_tree(task.root_id, tenant, conn)
     except DoesNotExist as exc:
         raise NotFound(f"task: no task {tid}.", field="task") from exc
-    running = await AgentTask.filter(root_id=root.id, status=TaskStatus.RUNNING).using_db(conn).first()
+    running = await AgentTask.filter(root_id=root.id, tenant=tenant, status=TaskStatus.RUNNING).using_db(conn).first()
     if running is not None:
         raise WorkRunning(f"task: task {running.id} of this work is still running; erase it once all of it has ended.",
                           field="task")
@@ -89,9 +89,10 @@ async def forget_answers(tenant: str, root_id: uuid.UUID, conn: Any) -> None:
     """Drops the idempotency keys whose first answer is a row of this tree, or lines of it ("root:first:last"):
     their fingerprints are unsalted hashes of the kit's inputs, so they could confirm a guess of erased text."""
     rows = " UNION ALL ".join(
-        f"SELECT CAST(id AS TEXT) FROM {table} WHERE root_id = ${n}" for n, table in enumerate(TREE_TABLES, 2)
+        f"SELECT CAST(id AS TEXT) FROM {table} WHERE tenant = ${n} AND root_id = ${n + 1}"
+        for n, table in zip(range(2, 2 + 2 * len(TREE_TABLES), 2), TREE_TABLES)
     )
-    values = [tenant, *[str(root_id)] * len(TREE_TABLES)]
+    values = [tenant, *[value for _ in TREE_TABLES for value in (tenant, str(root_id))]]
     sql = f"DELETE FROM idempotency_key WHERE tenant = $1 AND result_id IN ({rows})"
     await conn.execute_query(placeholders(conn, sql), values)
     await IdempotencyKey.filter(tenant=tenant, result_id__startswith=f"{root_id}:").using_db(conn).delete()
@@ -99,28 +100,28 @@ async def forget_answers(tenant: str, root_id: uuid.UUID, conn: Any) -> None:
 
 async def erase_content_of(root: AgentTask, at: datetime, conn: Any) -> int:
     lines = (
-        await TraceEvent.filter(root_id=root.id, content_erased_at__isnull=True)
+        await TraceEvent.filter(root_id=root.id, tenant=root.tenant, content_erased_at__isnull=True)
         .exclude(kind=LineKind.ERASED)
         .using_db(conn)
         .update(payload=None, payload_salt=None, content_erased_at=at)
     )
-    tasks = AgentTask.filter(root_id=root.id).using_db(conn)
+    tasks = AgentTask.filter(root_id=root.id, tenant=root.tenant).using_db(conn)
     await tasks.update(given=None, result=None, instructions_sent=None)
     await tasks.filter(content_erased_at__isnull=True).update(content_erased_at=at)
-    await AgentHelp.filter(root_id=root.id).using_db(conn).update(question=None, answer=None, erased_at=at)
+    await AgentHelp.filter(root_id=root.id, tenant=root.tenant).using_db(conn).update(question=None, answer=None, erased_at=at)
     await forget_answers(root.tenant, root.id, conn)
     return lines
 
 
 async def anonymise(root: AgentTask, at: datetime, conn: Any) -> int:
-    await AgentTask.filter(root_id=root.id).using_db(conn).update(
+    await AgentTask.filter(root_id=root.id, tenant=root.tenant).using_db(conn).update(
         requester_id=None, requester_name=None, about=None, trigger=None, outcome=None, entity_id=None,
         anonymised_at=at,
     )
-    await AgentHelp.filter(root_id=root.id).using_db(conn).update(
+    await AgentHelp.filter(root_id=root.id, tenant=root.tenant).using_db(conn).update(
         asked_of_id=None, asked_of_name=None, answered_by_id=None, answered_by_name=None
     )
-    lines = TraceEvent.filter(root_id=root.id, erased_at__isnull=True).using_db(conn)
+    lines = TraceEvent.filter(root_id=root.id, tenant=root.tenant, erased_at__isnull=True).using_db(conn)
     erased = await lines.count()
     await lines.update(summary=ERASED_SENTENCE, summary_salt=None, erased_at=at)
     return erased
@@ -153,7 +154,7 @@ async def _erase_work(access: Access, erasure: Erasure, task_id: str, why: str) 
         line = TraceEvent(kind=LineKind.ERASED, task_id=root.id, at=at, summary=erased_sentence(erasure, at, by, entry.id))
         await append(root, line, conn)
         await entry.save(using_db=conn, force_create=True)
-    await publish_task("AgentWorkErased", await AgentTask.get(id=task.id))
+    await publish_task("AgentWorkErased", await AgentTask.get(id=task.id, tenant=task.tenant))
     return count
 
 
@@ -183,12 +184,13 @@ async def forget_tree(task: AgentTask, root: AgentTask, by: Principal, at: datet
     await LlmCall.filter(under_any("task_path", [root.path]), tenant=root.tenant).using_db(conn).update(
         task_id=None, task_path=None
     )
-    lines = await TraceEvent.filter(root_id=root.id).using_db(conn).count()
-    receipts = await AgentTask.filter(root_id=root.id).using_db(conn).count()
-    await TraceEvent.filter(root_id=root.id).using_db(conn).delete()
-    await AgentHelp.filter(root_id=root.id).using_db(conn).delete()
-    await AgentTask.filter(root_id=root.id).using_db(conn).delete()
-    await SignedCheckpoint.filter(root_id=root.id).using_db(conn).delete()
+    tree = {"root_id": root.id, "tenant": root.tenant}
+    lines = await TraceEvent.filter(**tree).using_db(conn).count()
+    receipts = await AgentTask.filter(**tree).using_db(conn).count()
+    await TraceEvent.filter(**tree).using_db(conn).delete()
+    await AgentHelp.filter(**tree).using_db(conn).delete()
+    await AgentTask.filter(**tree).using_db(conn).delete()
+    await SignedCheckpoint.filter(**tree).using_db(conn).delete()
     entry = log_entry(Erasure.FORGET, by, at, lines, why, root_id=root.id, task_id=task.id)
     await entry.save(using_db=conn, force_create=True)
     return receipts
@@ -209,7 +211,7 @@ async def erase_help(access: Access, help_id: str, why: str) -> bool:
                 "erase it with eraseAgentWorkContent or anonymiseAgentWork on that work.", field="help",
             )
         at = now()
-        await AgentHelp.filter(id=hid).using_db(conn).update(
+        await AgentHelp.filter(id=hid, tenant=by.tenant).using_db(conn).update(
             question=None, answer=None, asked_of_id=None, asked_of_name=None, answered_by_id=None,
             answered_by_name=None, erased_at=at,
         )

@@ -30,12 +30,12 @@ FORMAT = "agentlog-export/v1"
 MEDIA_TYPE = "application/jsonl"
 SLICE = 1000
 ROOT = {
-    "postgres": 'SELECT "tenant", "chain_length", "chain_head" FROM "agent_task" WHERE "id" = $1',
-    "sqlite": 'SELECT "tenant", "chain_length", "chain_head" FROM "agent_task" WHERE "id" = ?',
+    "postgres": 'SELECT "tenant", "chain_length", "chain_head" FROM "agent_task" WHERE "tenant" = $1 AND "id" = $2',
+    "sqlite": 'SELECT "tenant", "chain_length", "chain_head" FROM "agent_task" WHERE "tenant" = ? AND "id" = ?',
 }
 NOTE = {
-    "postgres": 'SELECT "note" FROM "checkpoint" WHERE "root_id" = $1',
-    "sqlite": 'SELECT "note" FROM "checkpoint" WHERE "root_id" = ?',
+    "postgres": 'SELECT "note" FROM "checkpoint" WHERE "tenant" = $1 AND "root_id" = $2',
+    "sqlite": 'SELECT "note" FROM "checkpoint" WHERE "tenant" = ? AND "root_id" = ?',
 }
 
 Fetch = Callable[[str, list[Any]], Any]
@@ -93,21 +93,21 @@ def sqlite_values(row: Sequence[Any]) -> tuple:
     return (line.seq, line.kind, line.task, line.at, *row[4:20], line.is_error, row[21], row[22], row[23])
 
 
-async def stream(root_id: uuid.UUID, groups: Groups) -> AsyncIterator[bytes]:
+async def stream(tenant: str, root_id: uuid.UUID, groups: Groups) -> AsyncIterator[bytes]:
     """The export of one tree, a page of lines at a time; nothing when the tree is gone. `groups` are what the
     caller reads on every task, or on each task by its id."""
     async with snapshot() as (dialect, fetch):
-        found = await fetch(ROOT[dialect], [str(root_id)])
+        found = await fetch(ROOT[dialect], [tenant, str(root_id)])
         if not found:
             return
-        tenant, length, head = found[0][0], found[0][1], found[0][2]
-        note = await fetch(NOTE[dialect], [str(root_id)])
+        length, head = found[0][1], found[0][2]
+        note = await fetch(NOTE[dialect], [tenant, str(root_id)])
         yield orjson.dumps({
             "format": FORMAT, "root": str(root_id), "tenant": tenant, "chainLength": length, "chainHead": head,
             "checkpoint": note[0][0] if note else None,
             "exportedAt": rfc3339(datetime.now(timezone.utc)),
         }) + b"\n"
-        async for rows in pages(fetch, verify.PAGE[dialect], str(root_id)):
+        async for rows in pages(fetch, verify.PAGE[dialect], tenant, str(root_id)):
             if dialect == "sqlite":
                 rows = [sqlite_values(row) for row in rows]
             for start in range(0, len(rows), SLICE):
@@ -121,15 +121,15 @@ async def stream(root_id: uuid.UUID, groups: Groups) -> AsyncIterator[bytes]:
                 await asyncio.sleep(0)
 
 
-async def pages(fetch: Fetch, page: str, root_id: str) -> AsyncIterator[Sequence[Any]]:
+async def pages(fetch: Fetch, page: str, tenant: str, root_id: str) -> AsyncIterator[Sequence[Any]]:
     """The chain's rows a page at a time, the next page read while the caller works on this one."""
-    pending = asyncio.ensure_future(fetch(page, [root_id, 0, verify.BATCH]))
+    pending = asyncio.ensure_future(fetch(page, [tenant, root_id, 0, verify.BATCH]))
     try:
         while pending is not None:
             rows = await pending
             pending = None
             if len(rows) == verify.BATCH:
-                pending = asyncio.ensure_future(fetch(page, [root_id, rows[-1][0], verify.BATCH]))
+                pending = asyncio.ensure_future(fetch(page, [tenant, root_id, rows[-1][0], verify.BATCH]))
             yield rows
     finally:
         if pending is not None:
@@ -139,11 +139,12 @@ async def pages(fetch: Fetch, page: str, root_id: str) -> AsyncIterator[Sequence
 
 @dataclass(frozen=True)
 class Export:
+    tenant: str
     root_id: uuid.UUID
     groups: Groups
 
     def lines(self) -> AsyncIterator[bytes]:
-        return stream(self.root_id, self.groups)
+        return stream(self.tenant, self.root_id, self.groups)
 
 
 async def export_for(access: Access, task_id: str) -> Export | None:
@@ -155,13 +156,13 @@ async def export_for(access: Access, task_id: str) -> Export | None:
     found = await access.task_groups(tasks)
     kinds = set(found.values())
     if len(kinds) == 1:
-        return Export(row.root_id, kinds.pop())
-    return Export(row.root_id, {str(task_id): groups for task_id, groups in found.items()})
+        return Export(row.tenant, row.root_id, kinds.pop())
+    return Export(row.tenant, row.root_id, {str(task_id): groups for task_id, groups in found.items()})
 
 
 async def export_all(task_id: uuid.UUID) -> Export | None:
     """The export of the task's tree with everything in it, for the operator's command line."""
-    row = await AgentTask.filter(id=task_id).only("id", "root_id").first()
+    row = await AgentTask.filter(id=task_id).only("id", "tenant", "root_id").first()
     if row is None:
         return None
-    return Export(row.root_id, EVERYTHING)
+    return Export(row.tenant, row.root_id, EVERYTHING)

@@ -45,7 +45,14 @@ async def register_agent(principal: Principal | None, data: dict[str, Any]) -> R
             "logging": data.get("logging") or "FULL",
         }
         name = checks.name("name", data.get("name"), required=True)
-        agent, _ = await RegisteredAgent.update_or_create(defaults=fields, tenant=kit.tenant, name=name, using_db=conn)
+        agent = await RegisteredAgent.filter(tenant=kit.tenant, name=name).using_db(conn).select_for_update().first()
+        if agent is None:
+            agent, made = await RegisteredAgent.get_or_create(defaults=fields, tenant=kit.tenant, name=name,
+                                                              using_db=conn)
+            if made:
+                return agent
+        await RegisteredAgent.filter(id=agent.id, tenant=kit.tenant).using_db(conn).update(**fields)
+        agent.update_from_dict(fields)
         return agent
 
     async def reload(tenant: str, rid: str) -> RegisteredAgent:
@@ -102,7 +109,7 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
         parent, root, siblings = None, None, 0
         if data.get("parent") is not None:
             parent, root = await _open_parent(kit.tenant, data["parent"], conn)
-            siblings = await AgentTask.filter(parent_id=parent.id).using_db(conn).count()
+            siblings = await AgentTask.filter(parent_id=parent.id, tenant=kit.tenant).using_db(conn).count()
         made, started = new_task(
             kit.tenant, agent_name, skill, actor, now(), agent.logging, parent, siblings, requester=requester,
             summary=summary, cause=data.get("cause") or "REQUEST", given=given, instructions_sent=instructions,
@@ -124,7 +131,7 @@ async def _open_parent(tenant: str, parent_id: str, conn: Any) -> tuple[AgentTas
     """The parent a sub-task starts under, re-read under its tree's lock, and the locked root."""
     parent = await task_of(tenant, "parent", parent_id, conn)
     root = await lock_tree(parent.root_id, tenant, conn)
-    parent = root if parent.id == root.id else await AgentTask.filter(id=parent.id).using_db(conn).get()
+    parent = root if parent.id == root.id else await AgentTask.filter(id=parent.id, tenant=tenant).using_db(conn).get()
     if parent.status != TaskStatus.RUNNING:
         raise Conflict(f"parent: task {parent.id} has ended ({parent.status}); no sub-task starts under it.",
                        field="parent")
@@ -201,7 +208,10 @@ async def send_back(principal: Principal | None, data: dict[str, Any]) -> AgentH
             raise Conflict(f"help: help request {help_id} was already answered.", field="help")
         help.answer = None if help.withheld else answer
         help.answered_by_id, help.answered_by_name, help.answered_at = by["id"], by["name"], now()
-        await help.save(using_db=conn, update_fields=["answer", "answered_by_id", "answered_by_name", "answered_at"])
+        await AgentHelp.filter(id=help.id, tenant=kit.tenant).using_db(conn).update(
+            answer=help.answer, answered_by_id=help.answered_by_id, answered_by_name=help.answered_by_name,
+            answered_at=help.answered_at,
+        )
         if root is not None:
             line = TraceEvent(
                 kind=LineKind.SENT_BACK, task_id=help.task_id, at=help.answered_at,
@@ -227,7 +237,7 @@ async def end_task(principal: Principal | None, data: dict[str, Any]) -> AgentTa
         reason = await _task_withheld(kit.tenant, task, conn)
         task.status, task.outcome, task.ended_at = status, outcome, now()
         task.result = None if reason else result
-        await AgentTask.filter(id=task.id).using_db(conn).update(
+        await AgentTask.filter(id=task.id, tenant=kit.tenant).using_db(conn).update(
             status=task.status, outcome=task.outcome, ended_at=task.ended_at, result=task.result
         )
         line = TraceEvent(

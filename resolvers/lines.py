@@ -173,12 +173,12 @@ def _result_id(recorded: Recorded) -> str:
     return f"{recorded.root_id}:{recorded.first}:{recorded.last}"
 
 
-LAST_TURN = 'SELECT MAX("turn") AS "last" FROM "llm_call" WHERE "task_id" = $1'
+LAST_TURN = 'SELECT MAX("turn") AS "last" FROM "llm_call" WHERE "tenant" = $1 AND "task_id" = $2'
 
 
 async def _next_turn(task: AgentTask, conn: Any) -> int:
     """The agent's turns are numbered 1, 2, … per task on the meter; the next is one past the last (indexed)."""
-    rows = await conn.execute_query_dict(placeholders(conn, LAST_TURN), [str(task.id)])
+    rows = await conn.execute_query_dict(placeholders(conn, LAST_TURN), [task.tenant, str(task.id)])
     return (rows[0]["last"] or 0) + 1
 
 

@@ -47,10 +47,12 @@ RANKS = {LineKind.STARTED: 0, LineKind.MODEL_CALL: 1, LineKind.TOOL_CALL: 1, Lin
          LineKind.ENDED: 3}
 NO_FIGURES = (None,) * 10
 
-SIBLINGS = 'SELECT "parent_id", COUNT(*) AS "n" FROM "agent_task" WHERE "parent_id" IN ({}) GROUP BY "parent_id"'
-LAST_TURNS = 'SELECT "task_id", MAX("turn") AS "last" FROM "llm_call" WHERE "task_id" IN ({}) GROUP BY "task_id"'
+SIBLINGS = (
+    'SELECT "parent_id", COUNT(*) AS "n" FROM "agent_task" WHERE "tenant"=$1 AND "parent_id" IN ({}) GROUP BY "parent_id"'
+)
+LAST_TURNS = 'SELECT "task_id", MAX("turn") AS "last" FROM "llm_call" WHERE "tenant"=$1 AND "task_id" IN ({}) GROUP BY "task_id"'
 LOGGING = 'SELECT "name","logging" FROM "agent" WHERE "tenant"=$1 AND "name" IN ({})'
-ENDS = 'UPDATE "agent_task" SET "status"=$1, "ended_at"=$2 WHERE "id"=$3'
+ENDS = 'UPDATE "agent_task" SET "status"=$1, "ended_at"=$2 WHERE "tenant"=$3 AND "id"=$4'
 
 
 def micros(at: datetime) -> int:
@@ -281,7 +283,7 @@ class Placing:
             self.stand_in.status, self.stand_in.ended_at = TaskStatus.DONE, self.now
             if not self.stand_in_made:
                 db.send(self.conn.execute_query(placeholders(self.conn, ENDS),
-                                                [TaskStatus.DONE, self.now, str(self.stand_in.id)]))
+                                                [TaskStatus.DONE, self.now, self.tenant, str(self.stand_in.id)]))
             self.ended.append(self.stand_in)
         if self.new_tasks:
             rows = [made_task.stored_row(task) for task in self.new_tasks]
@@ -295,9 +297,9 @@ class Placing:
         root_ids = sorted({t.root_id for t in self.tasks.values()})
         for root_id in root_ids:
             self.roots[root_id] = await lock_tree(root_id, self.tenant, self.conn)
-        marks = ",".join(f"${i}" for i in range(1, len(task_ids) + 1))
+        marks = ",".join(f"${i}" for i in range(2, len(task_ids) + 2))
         rows = await self.conn.execute_query_dict(
-            placeholders(self.conn, SIBLINGS.format(marks)), [str(t) for t in task_ids]
+            placeholders(self.conn, SIBLINGS.format(marks)), [self.tenant, *(str(t) for t in task_ids)]
         )
         for row in rows:
             self.children[uuid.UUID(str(row["parent_id"]))] = row["n"]
@@ -415,9 +417,9 @@ class Placing:
         if not old:
             return {}
         await db.drain()
-        marks = ",".join(f"${i}" for i in range(1, len(old) + 1))
+        marks = ",".join(f"${i}" for i in range(2, len(old) + 2))
         rows = await self.conn.execute_query_dict(placeholders(self.conn, LAST_TURNS.format(marks)),
-                                                  [str(t) for t in old])
+                                                  [self.tenant, *(str(t) for t in old)])
         return {uuid.UUID(str(r["task_id"])): r["last"] or 0 for r in rows}
 
 

@@ -37,11 +37,10 @@ BELOW = {
     "postgres": (
         'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT "tenant","trace_id",'
         f'{SPAN},"received_us",NULL::uuid AS "task_id",NULL::text AS "tool",0 AS "placed" FROM "otlp_span" '
-        'WHERE "parent_span_id"=w.id OFFSET 0) s WHERE s."tenant"=$1 AND s."trace_id"=$2 '
+        'WHERE "parent_span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 OFFSET 0) s '
         'UNION ALL SELECT f.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT "tenant","trace_id",'
         f'{SPAN},NULL::bigint,"task_id","tool",1 FROM "otlp_placed_span" '
-        f"WHERE \"parent_span_id\"=w.id AND \"kind\"='{OTHER}' OFFSET 0) f "
-        'WHERE f."tenant"=$1 AND f."trace_id"=$2'
+        f"WHERE \"parent_span_id\"=w.id AND \"kind\"='{OTHER}' AND \"tenant\"=$1 AND \"trace_id\"=$2 OFFSET 0) f"
     ),
     "sqlite": (
         f'SELECT {SPAN},"received_us",NULL AS "task_id",NULL AS "tool",0 AS "placed" FROM "otlp_span" '
@@ -117,11 +116,9 @@ async def known(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> l
 async def waiting_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> list[KnownSpan]:
     """Every waiting span below the spans of `span_ids`, through waiting spans and through folded spans already
     placed (a span folded away is placed on arrival, while what hangs below it may wait): one statement a
-    level, the folded spans found returned too. On
-    PostgreSQL each parent is looked up by itself, by its id alone (its tenant and trace are checked on the rows
-    found), so that the planner has one index to use: given the tenant and trace too, it scans a whole index
-    for them while the table has no statistics. (A recursive statement, level joined to level, ran as a scan
-    of the table per span.)"""
+    level, the folded spans found returned too. On PostgreSQL each parent is looked up by itself, with its tenant
+    and trace (every statement names the tenant, SPEC 8.3). (A recursive statement, level joined to level, ran
+    as a scan of the table per span.)"""
     found: list[KnownSpan] = []
     seen = set(span_ids)
     while span_ids:

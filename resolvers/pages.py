@@ -54,12 +54,14 @@ def capped(field: str, rows: Sequence[Any], at: Page) -> Sequence[Any]:
     return rows
 
 
-def ranked(q: Statement, table: str, where: str, partition: str, order: str, limit: int) -> str:
-    """The condition keeping the first `limit` rows of each `partition` in `order`, among those `where` keeps."""
-    return (
+def ranked(q: Statement, table: str, tenant: str, where: str, partition: str, order: str, limit: int) -> str:
+    """The condition keeping the first `limit` rows of each `partition` in `order`, among those `where` keeps
+    of the tenant's."""
+    ranking = (
         f"id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY {partition} ORDER BY {order}) AS n "
         f"FROM {table} WHERE {where}) ranked WHERE n <= {q.param(limit)})"
     )
+    return f"{ranking} AND tenant = {q.param(tenant)}"
 
 
 def _one_of(q: Statement, column: str, values: Sequence[Any]) -> str:
@@ -67,11 +69,13 @@ def _one_of(q: Statement, column: str, values: Sequence[Any]) -> str:
     return f"{column} = {q.param(values[0])}" if len(values) == 1 else q.one_of(column, values)
 
 
-def _limited(q: Statement, table: str, where: str, partition: str, order: str, keys: int, at: Page) -> tuple[str, str]:
+def _limited(
+    q: Statement, table: str, tenant: str, where: str, partition: str, order: str, keys: int, at: Page
+) -> tuple[str, str]:
     """(where, order) for a page of each key: a LIMIT for one key, a ranking for many."""
     if keys == 1:
         return where, f"{order} LIMIT {q.param(at.limit)}"
-    return ranked(q, table, where, partition, order, at.limit), order
+    return ranked(q, table, tenant, where, partition, order, at.limit), order
 
 
 Found = TypeVar("Found")
@@ -82,6 +86,7 @@ async def _each_page(
     size: Callable[[Found], int],
     where_of: Callable[[Statement], str],
     table: str,
+    tenant: str,
     partition: str,
     order: str,
     keys: int,
@@ -99,7 +104,7 @@ async def _each_page(
         if size(found) < at.limit:
             return found
     q = Statement()
-    where, ordered = _limited(q, table, where_of(q), partition, order, keys, at)
+    where, ordered = _limited(q, table, tenant, where_of(q), partition, order, keys, at)
     return await read(q, where, ordered)
 
 
@@ -110,7 +115,9 @@ async def children_page(tenant: str, parent_ids: Sequence[uuid.UUID], at: Page) 
         where = f"tenant = {q.param(tenant)} AND {_one_of(q, 'parent_id', parent_ids)}"
         return where if at.after is None else f"{where} AND sequence > {q.param(at.after)}"
 
-    rows = await _each_page(read_tasks, len, where_of, "agent_task", "parent_id", "sequence", len(parent_ids), at)
+    rows = await _each_page(
+        read_tasks, len, where_of, "agent_task", tenant, "parent_id", "sequence", len(parent_ids), at
+    )
     out: dict[uuid.UUID, list[TaskRow]] = defaultdict(list)
     for row in rows:
         out[row.parent_id].append(row)
@@ -138,7 +145,7 @@ async def lines_page(
         return where if at.after is None else f"{where} AND seq > {q.param(at.after)}"
 
     read = _lines("task_id", columns)
-    return await _each_page(read, _count, where_of, "trace_event", "task_id", "seq", len(task_ids), at)
+    return await _each_page(read, _count, where_of, "trace_event", tenant, "task_id", "seq", len(task_ids), at)
 
 
 RecordKey = tuple[uuid.UUID, frozenset[uuid.UUID] | None]
@@ -158,7 +165,7 @@ async def record_page(tenant: str, keys: Sequence[RecordKey], columns: Iterable[
     where += f" AND ({' OR '.join(terms) or '1 = 0'})"
     if at.after is not None:
         where += f" AND seq > {q.param(at.after)}"
-    where, order = _limited(q, "trace_event", where, "root_id", "seq", len(keys), at)
+    where, order = _limited(q, "trace_event", tenant, where, "root_id", "seq", len(keys), at)
     found = await read_lines(q, "root_id", {*columns, "task_id"}, where, order)
     return {key: found.get(key[0], []) for key in keys}
 
@@ -169,14 +176,14 @@ async def calls_page(tenant: str, task_ids: Sequence[uuid.UUID], at: Page) -> di
     where = f"tenant = {q.param(tenant)} AND {_one_of(q, 'task_id', task_ids)}"
     if at.after is not None:
         def last_at() -> str:
-            return f"(SELECT at FROM llm_call WHERE id = {q.param(at.after)})"
+            return f"(SELECT at FROM llm_call WHERE tenant = {q.param(tenant)} AND id = {q.param(at.after)})"
 
         where += f" AND (at > {last_at()} OR (at = {last_at()} AND id > {q.param(at.after)}))"
-    where, order = _limited(q, "llm_call", where, "task_id", "at, id", len(task_ids), at)
+    where, order = _limited(q, "llm_call", tenant, where, "task_id", "at, id", len(task_ids), at)
     ids = [row[0] for row in await q.rows(f"SELECT id FROM llm_call WHERE {where} ORDER BY {order}")]
     out: dict[uuid.UUID, list[LlmCall]] = defaultdict(list)
     if ids:
-        for row in await LlmCall.filter(id__in=ids).order_by("at", "id"):
+        for row in await LlmCall.filter(tenant=tenant, id__in=ids).order_by("at", "id"):
             out[row.task_id].append(row)
     return out
 

@@ -46,11 +46,12 @@ def _words(q: Statement, tenant: str, text: str) -> str:
 
 
 def _sentences(q: Statement, tenant: str, text: str) -> str:
-    """The ids of the tasks with a line whose sentence holds every word of `text` (on SQLite, of any tenant)."""
+    """The ids of the tenant's tasks with a line whose sentence holds every word of `text`."""
     if q.postgres:
         return f"SELECT task_id FROM trace_event WHERE tenant = {q.param(tenant)} AND search_words @@ {_query(q, text)}"
+    of_tenant = f"tenant = {q.param(tenant)}"
     lines = f"SELECT rowid FROM line_words WHERE line_words MATCH {_query(q, text)}"
-    return f"SELECT task_id FROM trace_event WHERE id IN ({lines})"
+    return f"SELECT task_id FROM trace_event WHERE {of_tenant} AND id IN ({lines})"
 
 
 def matches(q: Statement, scope: ListScope, text: str, asked_by: Callable[[], str], paged: bool = False) -> str:
@@ -63,7 +64,10 @@ def matches(q: Statement, scope: ListScope, text: str, asked_by: Callable[[], st
     if scope.words is None:
         return "1 = 0"
     if paged and q.postgres:
-        words = f"(SELECT w.words FROM task_words w WHERE w.task_id = agent_task.id) @@ {_query(q, text)}"
+        words = (
+            f"(SELECT w.words FROM task_words w WHERE w.task_id = agent_task.id AND w.tenant = agent_task.tenant) "
+            f"@@ {_query(q, text)}"
+        )
     else:
         words = f"agent_task.id IN ({_words(q, scope.tenant, text)})"
     found = f"({words} OR agent_task.id IN ({_sentences(q, scope.tenant, text)}))"
@@ -77,5 +81,5 @@ def count_all(q: Statement, tenant: str, text: str) -> str:
     return (
         f"SELECT (SELECT COUNT(*) FROM ({_words(q, tenant, text)}) by_words) + (SELECT COUNT(DISTINCT e.task_id) "
         f"FROM ({_sentences(q, tenant, text)}) e WHERE NOT EXISTS (SELECT 1 FROM task_words w "
-        f"WHERE w.task_id = e.task_id AND w.words @@ {_query(q, text)}))"
+        f"WHERE w.task_id = e.task_id AND w.tenant = {q.param(tenant)} AND w.words @@ {_query(q, text)}))"
     )

@@ -73,7 +73,7 @@ def _asked_by(q: Statement, tenant: str, sub: str) -> str:
     return (
         f"id IN (SELECT r.id FROM agent_task r WHERE r.tenant = {q.param(tenant)} AND r.requester_id = {q.param(sub)} "
         "UNION ALL SELECT d.id FROM agent_task r JOIN agent_task d "
-        f"ON d.path {above} (r.path || '/') AND d.path {below} (r.path || '0') "
+        f"ON d.tenant = r.tenant AND d.path {above} (r.path || '/') AND d.path {below} (r.path || '0') "
         f"WHERE r.tenant = {q.param(tenant)} AND r.requester_id = {q.param(sub)})"
     )
 

@@ -24,8 +24,8 @@ BATCH = 5000
 COLUMNS = CHECKED
 SELECT = ", ".join(f'"{c}"' for c in COLUMNS)
 PAGE = {
-    "postgres": f'SELECT {SELECT} FROM "trace_event" WHERE "root_id" = $1 AND "seq" > $2 ORDER BY "seq" LIMIT $3',
-    "sqlite": f'SELECT {SELECT} FROM "trace_event" WHERE "root_id" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?',
+    "postgres": f'SELECT {SELECT} FROM "trace_event" WHERE "tenant" = $1 AND "root_id" = $2 AND "seq" > $3 ORDER BY "seq" LIMIT $4',
+    "sqlite": f'SELECT {SELECT} FROM "trace_event" WHERE "tenant" = ? AND "root_id" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?',
 }
 SEQ, TASK = COLUMNS.index("seq"), COLUMNS.index("task_id")
 MARK_AT = tuple(COLUMNS.index(column) for column in MARKED)
@@ -67,7 +67,7 @@ async def verify_tree(root: AgentTask, conn: Any = None) -> TraceCheck:
     checker = ChainChecker(str(root.id))
     feed, after, root_id = checker.feed, 0, str(root.id)
     while True:
-        _, rows = await conn.execute_query(page, [root_id, after, BATCH])
+        _, rows = await conn.execute_query(page, [root.tenant, root_id, after, BATCH])
         for row in rows:
             feed(read(row))
         if len(rows) < BATCH:
@@ -79,11 +79,13 @@ async def verify_tree(root: AgentTask, conn: Any = None) -> TraceCheck:
     return check
 
 
-async def verify_task(task_id: uuid.UUID) -> TraceCheck | None:
-    """The check of the task's tree, its head and its lines read from one snapshot."""
+async def verify_task(task_id: uuid.UUID, tenant: str | None = None) -> TraceCheck | None:
+    """The check of the task's tree, its head and its lines read from one snapshot. Without `tenant` (the
+    operator's command line) the task is looked up in every tenant."""
     async with read_snapshot() as conn:
-        task = await AgentTask.filter(id=task_id).using_db(conn).first()
+        task = await AgentTask.filter(id=task_id, **({"tenant": tenant} if tenant else {})).using_db(conn).first()
         if task is None:
             return None
-        root = task if task.id == task.root_id else await AgentTask.get(id=task.root_id, using_db=conn)
+        root = task if task.id == task.root_id else await AgentTask.get(id=task.root_id, tenant=task.tenant,
+                                                                       using_db=conn)
         return await verify_tree(root, conn)

@@ -41,18 +41,24 @@ async def _run(url: str, *statements: str) -> None:
         await conn.close()
 
 
-async def create(url: str) -> None:
+async def create(url: str, nodes: list[tuple[str, int]] | None = None) -> None:
     """Makes the database `url` names on the coordinator, with the extension on every node and the workers
-    joined."""
+    (`nodes`, by default those of AGENTLOG_TEST_CITUS_WORKERS) joined."""
+    nodes = workers() if nodes is None else nodes
     name = url.rpartition("/")[2]
     await _run(_on(url, "postgres"), f'CREATE DATABASE "{name}"')
     await _run(url, "CREATE EXTENSION citus")
-    for host, port in workers():
+    for host, port in nodes:
         await _run(_worker_url(url, host, port, name), "CREATE EXTENSION citus")
     coordinator = url.split("://", 1)[1].rpartition("@")[2].split("/", 1)[0]
     host, _, port = coordinator.rpartition(":")
     await _run(url, f"SELECT citus_set_coordinator_host('{host}', {int(port or 5432)})",
-               *(f"SELECT citus_add_node('{host}', {port})" for host, port in workers()))
+               *(f"SELECT citus_add_node('{host}', {port})" for host, port in nodes))
+
+
+def worker_url(url: str, host: str, port: int) -> str:
+    """The URL of the same database on a worker."""
+    return _worker_url(url, host, port, url.rpartition("/")[2])
 
 
 async def drop(url: str) -> None:

@@ -158,7 +158,7 @@ async def test_an_export_is_one_state_of_the_chain_while_writers_append(client, 
             await shop.model_call(task)
 
     writes = asyncio.ensure_future(append_three())
-    chunks = stream(uuid.UUID(task), EVERYTHING)
+    chunks = stream(shop.tenant, uuid.UUID(task), EVERYTHING)
     lines = [await anext(chunks)]
     opened.set()
     await asyncio.sleep(0.2)

@@ -72,7 +72,7 @@ async def test_a_line_appended_reads_back_the_same_as_a_model_a_verified_line_an
         assert (str(value) if isinstance(value, uuid.UUID) else value) == written[column], column
 
     _, found = await get_connection("default").execute_query(
-        verify.PAGE[dialect], [str(root_id), step.line.seq - 1, 1])
+        verify.PAGE[dialect], [shop.tenant, str(root_id), step.line.seq - 1, 1])
     assert verify.READERS[dialect](found[0]) == step.line
 
     statement = Statement()
