@@ -219,10 +219,15 @@ def variable(name: str) -> str:
 
 
 VARIABLES = tuple(variable(name) for name in Settings.model_fields)
-# os.environ keeps the environment in `_data`, each name encoded by `encodekey` (CPython 3.11, Lib/os.py).
+# CPython's os.environ keeps the environment in `_data`, each name encoded by `encodekey` (Lib/os.py).
 # Looking the encoded names up there directly keeps `current()` about twenty times cheaper than
-# `os.environ.get` per name, while every change made through os.environ is still seen on the next call.
-_ENCODED = tuple(map(os.environ.encodekey, VARIABLES))
+# `os.environ.get` per name, while every change made through os.environ is still seen on the next call;
+# where an interpreter keeps it otherwise, the public lookup is used.
+_STORE = getattr(os.environ, "_data", None)
+if isinstance(_STORE, dict) and hasattr(os.environ, "encodekey"):
+    _LOOKUP, _NAMES = _STORE.get, tuple(map(os.environ.encodekey, VARIABLES))
+else:
+    _LOOKUP, _NAMES = os.environ.get, VARIABLES
 _parsed: dict[tuple[str | None, ...], Settings] = {}
 
 
@@ -251,7 +256,7 @@ def unknown() -> list[str]:
 
 def current() -> Settings:
     """The settings of the environment as it is now; a refused value is BAD_INPUT for whoever needs it."""
-    key = tuple(map(os.environ._data.get, _ENCODED))
+    key = tuple(map(_LOOKUP, _NAMES))
     found = _parsed.get(key)
     if found is None:
         found = _parse()
