@@ -171,6 +171,10 @@ async def calls_of(tenant: str, task_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID
     return out
 
 
+async def calls_by_id(tenant: str, call_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, LlmCall]:
+    return {row.id: row for row in await LlmCall.filter(tenant=tenant, id__in=list(call_ids))}
+
+
 class Meter(NamedTuple):
     micros: int = 0
     input_tokens: int = 0
