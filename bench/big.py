@@ -1,7 +1,9 @@
 """A large trace (`python -m bench --only big`): one agent trace of the peer shape, six levels of agents with
 fan-out 4, sent by the OpenTelemetry SDK's OTLP/HTTP exporter in 512-span exports, children first as a running
 agent ends them. Prints each export's latency at the first, middle and last exports, the spans/s until the whole
-trace is readable, and the server's peak resident memory.
+trace is readable, then what reading it costs (`bench/big_reads.py`: the root's first page of children, the
+record paged to the end, the inspector's first paint, the export verified offline), and the server's peak
+resident memory over the whole run.
 
 AGENTLOG_BENCH_BIG_SPANS sets the trace's size (default 20,000; the issue's trace is 100,000).
 """
@@ -22,6 +24,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import set_span_in_context
 
+from bench import big_reads
 from bench.common import TENANT, Figure
 from bench.ingest import SECRET, server_process
 from bench.otlp import TEXT
@@ -29,6 +32,7 @@ from permissions.tokens import issue_token
 
 SPANS = int(os.environ.get("AGENTLOG_BENCH_BIG_SPANS", "20000"))
 DEPTH, FAN_OUT, BATCH = 6, 4, 512
+READ_RUNS = 3
 GIVE_UP_S = 1800
 ROOT = """{ tasks(filter: { rootsOnly: true, agent: "Estimator" }, first: 1) {
   edges { node { id chainLength subtreeCount cost { allInModelCalls } } } } }"""
@@ -110,19 +114,22 @@ def send(base: str, spans: list[ReadableSpan]) -> dict:
         while True:
             edges = http.post("/graphql", json={"query": ROOT}).json()["data"]["tasks"]["edges"]
             if edges and edges[0]["node"]["cost"]["allInModelCalls"] == llms:
+                root = edges[0]["node"]
                 break
             if time.perf_counter() - start > GIVE_UP_S:
                 raise RuntimeError(f"the trace was not readable whole after {GIVE_UP_S} s")
             time.sleep(0.5)
         readable = time.perf_counter() - start
     exporter.shutdown()
-    return {"latencies": latencies, "acknowledged_s": acknowledged, "readable_s": readable}
+    return {"latencies": latencies, "acknowledged_s": acknowledged, "readable_s": readable, "root": root}
 
 
 async def figures(url: str) -> list[Figure]:
     spans = make_spans(SPANS)
     async with server_process(url) as (base, pid):
         found = send(base, spans)
+        root = found["root"]
+        read = await big_reads.measure(base, root["id"], root["chainLength"], FAN_OUT, READ_RUNS)
         peak = peak_rss_mb(pid)
     late = found["latencies"]
     middle = len(late) // 2
@@ -135,8 +142,23 @@ async def figures(url: str) -> list[Figure]:
     say(f"big: acknowledged at {len(spans) / found['acknowledged_s']:,.0f} spans/s, readable whole after "
         f"{found['readable_s']:.1f} s ({len(spans) / found['readable_s']:,.0f} spans/s); server peak RSS "
         f"{peak:,.0f} MB")
+    lines = root["chainLength"]
+    say(f"big: the root's first page of children: cold {read['children_cold_ms'][0]:.0f} ms, then "
+        + big_reads.spread(read["children_ms"], "ms", 1))
+    say(f"big: record(first: 5000) paged over {lines:,} lines: " + big_reads.spread(read["record_lines_per_s"], "lines/s"))
+    say("big: the inspector's first paint of the root: " + big_reads.spread(read["first_paint_ms"], "ms"))
+    say(f"big: GET /export then agentlog verify --file, {lines:,} lines: "
+        + big_reads.spread(read["export_verify_lines_per_s"], "lines/s"))
     rate = len(spans) / found["readable_s"]
+    children = statistics.median(read["children_ms"])
+    record = statistics.median(read["record_lines_per_s"])
+    paint = statistics.median(read["first_paint_ms"])
+    export = statistics.median(read["export_verify_lines_per_s"])
     return [
         Figure("big_trace_ingest", round(rate, 3), None, "spans/s", ">= 5,000 spans/s", rate >= 5000),
+        Figure("big_trace_children", round(children, 3), None, "ms", "< 100 ms", children < 100),
+        Figure("big_trace_record", round(record, 3), None, "lines/s", ">= 50,000 lines/s", record >= 50_000),
+        Figure("big_trace_first_paint", round(paint, 3), None, "ms", "< 2,000 ms", paint < 2000),
+        Figure("big_trace_export_verify", round(export, 3), None, "lines/s", ">= 50,000 lines/s", export >= 50_000),
         Figure("big_trace_peak_rss", round(peak, 3), None, "MB", "< 500 MB", peak < 500),
     ]

@@ -15,12 +15,11 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
-from models import db
-
 
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from models import db
     from resolvers import settings
 
     refused = settings.problems()
@@ -159,14 +158,15 @@ def token(args: argparse.Namespace) -> int:
 
 
 def verify(args: argparse.Namespace) -> int:
-    from tortoise import Tortoise
-
-    from resolvers.verify import verify_task
-
     if args.file is not None:
         from graph.offline import verify_file
 
         return verify_file(args.file, args.key, args.witness, args.json)
+    from tortoise import Tortoise
+
+    from models import db
+    from resolvers.verify import verify_task
+
     if args.task is None:
         print("Give a task id, or --file EXPORT.", file=sys.stderr)
         return 2

@@ -70,7 +70,7 @@ class Loaders:
         self.children = self._loader(tree.children_of, list)
         self.subtree = self._loader(tree.subtrees_of, list)
         self.tree = self._loader(tree.trees_of, list)
-        self.calls = self._loader(tree.calls_of, list)
+        self.call = self._loader(tree.calls_by_id, lambda: None)
         self.steps = self._loader(tree.own_steps, tree.Steps)
         self.meter_book = tree.MeterBook()
         self.meter = self._loader(self.meter_book.load, tree.Spend)

@@ -164,11 +164,8 @@ async def lines_of_trees(
     return await read_lines(q, "root_id", {*columns, "task_id"}, where, "seq")
 
 
-async def calls_of(tenant: str, task_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[LlmCall]]:
-    out: dict[uuid.UUID, list[LlmCall]] = defaultdict(list)
-    for row in await LlmCall.filter(tenant=tenant, task_id__in=list(task_ids)).order_by("at", "id"):
-        out[row.task_id].append(row)
-    return out
+async def calls_by_id(tenant: str, call_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, LlmCall]:
+    return {row.id: row for row in await LlmCall.filter(tenant=tenant, id__in=list(call_ids))}
 
 
 class Meter(NamedTuple):

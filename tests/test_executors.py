@@ -133,6 +133,9 @@ HAND_WRITTEN = [
     ("lists of plain fields", "query($id: ID!) { task(id: $id) { record { seq kind at model tool isError costMicros "
                               "inputTokens hash prevHash erasedAt contentErasedAt } trace { seq } calls { id model "
                               "costMicros turn byTool } } }"),
+    ("literal pages", "query($id: ID!) { task(id: $id) { children(first: 2) { id childCount } record(first: 3) "
+                      "{ seq contentAccess withheldReason task { id agent skill } call { costSource } } "
+                      "later: record(first: 2, after: 1) { seq payload call { id } } } }"),
     ("include and skip", "query($id: ID!, $yes: Boolean!) { task(id: $id) { id about @include(if: $yes) "
                          "given @skip(if: $yes) record { seq summary @skip(if: false) } } }"),
     ("filters", 'query { tasks(first: 10, filter: {status: DONE, rootsOnly: true}) { edges { cursor node { id '

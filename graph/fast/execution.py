@@ -423,16 +423,24 @@ def _complete_one(flat: Flat, item: Any) -> dict[str, Any] | None:
 
 def _complete_rows(plan: Plan, views: Views) -> list[dict[str, Any]] | None:
     """Lazy views answered from their rows, without making them: each field read by the view's own row
-    reader where the caller's groups allow it, null elsewhere, as the view's property would read it. None
-    when a field needs the view itself, or when any value needs the ordinary path."""
+    reader (given the row, or the row and the caller's groups) where those groups allow it, null elsewhere, as
+    the view's property would read it. None when a field needs the view itself, or when any value needs the
+    ordinary path."""
     readers = getattr(views.make, "row_readers", None)
     if readers is None:
         return None
+    with_groups = getattr(views.make, "row_group_readers", {})
     fields = []
     for name, leaf in plan:
-        if leaf is None or leaf.attribute not in readers:
+        if leaf is None:
             return None
-        fields.append((name, leaf.attribute, readers[leaf.attribute], leaf.coerce, leaf.nullable, leaf.same))
+        if leaf.attribute in readers:
+            read, grouped = readers[leaf.attribute], False
+        elif leaf.attribute in with_groups:
+            read, grouped = with_groups[leaf.attribute], True
+        else:
+            return None
+        fields.append((name, leaf.attribute, read, grouped, leaf.coerce, leaf.nullable, leaf.same))
     readable, groups_of = views.make.readable_names, views.groups
     seen: Any = None
     names: frozenset[str] = frozenset()
@@ -443,8 +451,13 @@ def _complete_rows(plan: Plan, views: Views) -> list[dict[str, Any]] | None:
             if groups is not seen:
                 seen, names = groups, readable(groups)
             completed = {}
-            for name, attribute, read, coerce, nullable, same in fields:
-                value = read(row) if attribute in names else None
+            for name, attribute, read, grouped, coerce, nullable, same in fields:
+                if attribute not in names:
+                    value = None
+                elif grouped:
+                    value = read(row, groups)
+                else:
+                    value = read(row)
                 if value is None:
                     if not nullable:
                         return None

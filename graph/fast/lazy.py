@@ -30,24 +30,32 @@ def _of_row(source: str, read: Reader) -> Reader:
     return lambda view: read(row(view))
 
 
+def _of_row_and_groups(source: str, read: Callable[[Any, frozenset], Any]) -> Reader:
+    row = attrgetter(source)
+    return lambda view: read(row(view), view.groups)
+
+
 def lazy_view(
     cls: type[T],
     source: str,
     readers: Mapping[str, Reader] | None = None,
     row_readers: Mapping[str, Reader] | None = None,
+    group_readers: Mapping[str, Callable[[Any, frozenset], Any]] | None = None,
 ) -> Callable[[Any, frozenset], T]:
     """A subclass of `cls` made from (row, groups), whose row is kept as `source`.
 
     Each plain field is read through `readers[name](view)` when given, through `row_readers[name](row)`
-    when given, else as the row's attribute of the same name. `readable` holds the names of the fields the
-    caller's groups allow, worked out once per distinct set of groups. The class keeps, as `row_readers`,
-    how each field not needing the view is read from the row alone, and `readable_names(groups)`, so that a
-    list of views can be answered from its rows without making them (graph/fast/execution.py).
+    when given, through `group_readers[name](row, groups)` when given, else as the row's attribute of the same
+    name. `readable` holds the names of the fields the caller's groups allow, worked out once per distinct set
+    of groups. The class keeps, as `row_readers`, how each field not needing the view is read from the row
+    alone, as `row_group_readers` those read from the row and the caller's groups, and `readable_names(groups)`,
+    so that a list of views can be answered from its rows without making them (graph/fast/execution.py).
     """
-    readers = readers or {}
+    readers, group_readers = readers or {}, group_readers or {}
     namespace: dict[str, Any] = {}
     groups_of_field: dict[str, Any] = {}
     by_row: dict[str, Reader] = {}
+    by_row_and_groups: dict[str, Callable[[Any, frozenset], Any]] = {}
     for field in cls.__strawberry_definition__.fields:  # type: ignore[attr-defined]
         if field.base_resolver is not None or is_private(field.type):
             continue
@@ -56,7 +64,10 @@ def lazy_view(
         if name in readers:
             namespace[name] = _guarded(name, readers[name])
             continue
-        if row_readers and name in row_readers:
+        if name in group_readers:
+            by_row_and_groups[name] = group_readers[name]
+            namespace[name] = _guarded(name, _of_row_and_groups(source, group_readers[name]))
+        elif row_readers and name in row_readers:
             by_row[name] = row_readers[name]
             namespace[name] = _guarded(name, _of_row(source, row_readers[name]))
         else:
@@ -78,6 +89,7 @@ def lazy_view(
 
     namespace["__init__"] = __init__
     namespace["row_readers"] = by_row
+    namespace["row_group_readers"] = by_row_and_groups
     namespace["readable_names"] = staticmethod(readable)
     namespace["__doc__"] = f"A {cls.__name__} that reads its fields from its row when asked."
     return type(f"Lazy{cls.__name__}", (cls,), namespace)

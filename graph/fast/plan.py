@@ -65,9 +65,21 @@ def line_columns(selections: Iterable[Selection]) -> Columns:
     return frozenset(columns)
 
 
+def _whole(value: Any) -> Any:
+    """An Int argument's value: strawberry hands a literal in the query over as its text, a variable as a number."""
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return value
+    return value
+
+
 def page_of(selected: SelectedField) -> Page | None:
     """The page a list field asks for, or None when it cannot be read ahead (bad arguments, or `after` an id)."""
-    first, after = selected.arguments.get("first"), selected.arguments.get("after")
+    first, after = _whole(selected.arguments.get("first")), selected.arguments.get("after")
+    if selected.name in ("trace", "record"):
+        after = _whole(after)
     if first is not None and not (isinstance(first, int) and 1 <= first <= MAX_FIRST):
         return None
     if after is not None and not (selected.name in ("trace", "record") and isinstance(after, int) and after >= 0):
@@ -227,9 +239,14 @@ async def _tree_and_record(context: Any, roots: list[Any], columns: Columns, at:
     loaders = context.loaders
     await loaders.tree.fill(roots)
     trees = await loaders.tree.get_many(dict.fromkeys(roots))
+    loaders.task.remember({row.id: row for tree in trees for row in tree})
     await loaders.readable(context.access, [row for tree in trees for row in tree])
     keys = [await record_key(context, root) for root in dict.fromkeys(roots)]
-    await loaders.record_page(columns, at).fill(keys)
+    page = loaders.record_page(columns, at)
+    await page.fill(keys)
+    if "call_id" in columns:
+        lines = await page.get_many(keys)
+        await loaders.call.fill({line.call_id for found in lines for line in found if line.call_id is not None})
 
 
 def _unique(rows: list[TaskRow]) -> list[TaskRow]:

@@ -249,14 +249,17 @@ TASK_READERS: dict[str, Callable[[Any], Any]] = {
     "readable_groups": lambda view: field_groups(view.groups),
 }
 TRACE_KINDS = {kind.value: kind for kind in TraceKind}
+LINE_GROUP_READERS: dict[str, Callable[[Any, frozenset], Any]] = {"content_access": content_access}
 LINE_READERS: dict[str, Callable[[Any], Any]] = {
-    "content_access": lambda view: content_access(view.event, view.groups),
-    "withheld_reason": lambda view: withheld_reason(view.event),
+    name: (lambda view, read=read: read(view.event, view.groups)) for name, read in LINE_GROUP_READERS.items()
 }
-LINE_ROW_READERS: dict[str, Callable[[Any], Any]] = {"kind": lambda event: TRACE_KINDS[event.kind]}
+LINE_ROW_READERS: dict[str, Callable[[Any], Any]] = {
+    "kind": lambda event: TRACE_KINDS[event.kind],
+    "withheld_reason": withheld_reason,
+}
 
 TaskView = lazy_view(AgentTask, "row", TASK_READERS)
-LineView = lazy_view(TraceEvent, "event", LINE_READERS, LINE_ROW_READERS)
+LineView = lazy_view(TraceEvent, "event", row_readers=LINE_ROW_READERS, group_readers=LINE_GROUP_READERS)
 WholeTask = built_whole(AgentTask, "row", TASK_READERS)
 WholeLine = built_whole(TraceEvent, "event", LINE_READERS, LINE_ROW_READERS)
 

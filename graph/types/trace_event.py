@@ -65,8 +65,8 @@ class TraceEvent:
 
         if self.event.call_id is None:
             return None
-        calls = await info.context.loaders.calls.load(self.event.task_id)
-        return next((call_view(c) for c in calls if c.id == self.event.call_id), None)
+        call = await info.context.loaders.call.load(self.event.call_id)
+        return call_view(call) if call is not None and call.task_id == self.event.task_id else None
 
 
 CONTENT_ACCESS = {shown: ContentAccess[shown.name] for shown in Shown}
