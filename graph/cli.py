@@ -101,6 +101,8 @@ def missing_database(url: str) -> str | None:
 def absent_database(url: str) -> str | None:
     """The line to stop on when the database a command reads does not exist: no SQLite file (none is made), or a
     PostgreSQL database missing on a server that answers."""
+    from models import db
+
     file = db.sqlite_file(url)
     if file is not None and not file.is_file():
         return f"No database at {file}; set AGENTLOG_DATABASE_URL to the server's."
@@ -202,6 +204,7 @@ def verify(args: argparse.Namespace) -> int:
 
 def export(args: argparse.Namespace) -> int:
     from graph.offline import export_task
+    from models import db
 
     absent = absent_database(db.database_url())
     if absent:
