@@ -63,12 +63,17 @@ def issue_token(
     return jwt.encode(claims, key, algorithm="HS256")
 
 
-def read_token(token: str, key: str | None = None) -> Principal:
+@lru_cache(maxsize=4096)
+def _algorithm(token: str) -> str | None:
+    """The `alg` of a token's header, decoded once per token string (a token is sent again on every request)."""
     try:
-        header = jwt.get_unverified_header(token)
+        return jwt.get_unverified_header(token).get("alg")
     except jwt.InvalidTokenError as exc:
         raise Unauthenticated(oidc.NOT_VALID) from exc
-    algorithm = header.get("alg")
+
+
+def read_token(token: str, key: str | None = None) -> Principal:
+    algorithm = _algorithm(token)
     if algorithm in ALGORITHMS and oidc.configured():
         person = oidc.principal_of(_provider_verified(token))
         within_limits({"sub": person.sub, "tenant": person.tenant, "name": person.name})
