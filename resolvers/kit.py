@@ -111,9 +111,9 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
             parent, root = await _open_parent(kit.tenant, data["parent"], conn)
             siblings = await AgentTask.filter(parent_id=parent.id, tenant=kit.tenant).using_db(conn).count()
         made, started = new_task(
-            kit.tenant, agent_name, skill, actor, now(), agent.logging, parent, siblings, requester=requester,
-            summary=summary, cause=data.get("cause") or "REQUEST", given=given, instructions_sent=instructions,
-            session=session, **described,
+            kit.tenant, agent_name, skill, actor, now(), withheld_reason(agent.logging), parent, siblings,
+            requester=requester, summary=summary, cause=data.get("cause") or "REQUEST", given=given,
+            instructions_sent=instructions, session=session, **described,
         )
         await insert_rows(conn, "agent_task", made_task.COLUMNS, [made_task.stored_row(made)])
         await append_many(root or made, [started.step()], conn)

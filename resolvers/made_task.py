@@ -19,7 +19,6 @@ from models.chain import GENESIS
 from models.line_columns import FIGURES
 from models.vocabulary import LineKind, TaskStatus, WithheldReason
 from resolvers import sentences
-from resolvers.withheld import withheld_reason
 from resolvers.write_path import Step, new_step
 
 NO_FIGURES = (None,) * len(FIGURES)
@@ -114,17 +113,19 @@ class Started:
 
 
 def new_task(tenant: str, agent: str, skill: str, actor: dict[str, str | None], started_at: datetime,
-             logging: str | None, parent: Any | None, siblings: int = 0, *, task_id: uuid.UUID | None = None,
+             withheld: WithheldReason | None, parent: Any | None, siblings: int = 0, *,
+             task_id: uuid.UUID | None = None,
              requester: dict[str, str | None] | None = None, summary: str | None = None, cause: str = "REQUEST",
              given: str | None = None, instructions_sent: str | None = None, result: str | None = None,
              status: TaskStatus = TaskStatus.RUNNING, ended_at: datetime | None = None, outcome: str | None = None,
              session: str | None = None, **described: Any) -> tuple[MadeTask, Started]:
     """A new task under `parent` after its `siblings` (a root of its own without one), and its STARTED line.
 
-    Its agent's `logging` decides what is withheld: then `given`, `instructions_sent` and `result` are not
-    stored, and the STARTED line carries no payload. Its session is its parent's unless it names one.
-    `described` are the columns that only describe the task (`skill_version`, `about`, ...)."""
-    withheld = withheld_reason(logging)
+    `withheld` is why its content is not stored, as `withheld.withheld_reason` decides from its agent's
+    logging (a caller making many tasks decides it once per agent: it reads the settings): then `given`,
+    `instructions_sent` and `result` are not stored, and the STARTED line carries no payload. Its session is its
+    parent's unless it names one. `described` are the columns that only describe the task (`skill_version`,
+    `about`, ...)."""
     task_id = task_id or uuid.uuid4()
     place = position(task_id, parent, siblings)
     task = MadeTask(

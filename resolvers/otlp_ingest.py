@@ -328,7 +328,7 @@ class Placing:
         requester = {"id": fields["requester"], "name": None} if fields.get("requester") else None
         task, started = made_task.new_task(
             self.tenant, fields["agent"], fields["skill"], {"id": actor, "name": None}, start,
-            self.logging.get(fields["agent"]), parent, self.children.get(parent.id, 0) if parent else 0,
+            self.withheld(fields["agent"]), parent, self.children.get(parent.id, 0) if parent else 0,
             task_id=task_id, requester=requester, cause="SPAWN" if parent else "REQUEST", given=fields.get("given"),
             result=None if result is None else compact_json(result), status=status, ended_at=end,
             outcome=message if failed else None, session=fields.get("session"),
