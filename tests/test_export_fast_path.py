@@ -62,7 +62,8 @@ def tampered_exports(draw) -> list[bytes]:
         elif tamper == "reseal":
             forged = chain[min(n, len(chain) - 1)]
             forged.summary = draw(TEXT)
-            lines[n] = orjson.loads(as_json(seal(forged, lines[n]["prevHash"])))
+            prev = lines[n]["prevHash"]
+            lines[n] = orjson.loads(as_json(seal(forged, prev if isinstance(prev, str) else forged.prev_hash)))
     head = draw(st.sampled_from([chain[-1].hash, lines[-1]["hash"]]))
     return [header(ROOT, draw(st.sampled_from([len(chain), len(lines)])), head, None)] + [
         orjson.dumps(line) for line in lines]
