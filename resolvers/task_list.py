@@ -70,10 +70,11 @@ def _asked_by(q: Statement, tenant: str, sub: str) -> str:
     the path index (the paths from "path/" up to "path0", '0' following '/'). A path starts with its root's
     id, so what lies under a task of the tenant is of the tenant too."""
     above, below = ("~>=~", "~<~") if q.postgres else (">=", "<")
+    under = "d.tenant" if q.postgres else "+d.tenant"
     return (
         f"id IN (SELECT r.id FROM agent_task r WHERE r.tenant = {q.param(tenant)} AND r.requester_id = {q.param(sub)} "
         "UNION ALL SELECT d.id FROM agent_task r JOIN agent_task d "
-        f"ON d.tenant = r.tenant AND d.path {above} (r.path || '/') AND d.path {below} (r.path || '0') "
+        f"ON {under} = r.tenant AND d.path {above} (r.path || '/') AND d.path {below} (r.path || '0') "
         f"WHERE r.tenant = {q.param(tenant)} AND r.requester_id = {q.param(sub)})"
     )
 
