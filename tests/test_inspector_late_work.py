@@ -33,18 +33,23 @@ def late(servers) -> tuple[Workshop, dict[str, dict]]:
     return workshop, roots
 
 
+async def started_called_ended(seen, workshop: Workshop, task_id: str, model: str, shot: str) -> None:
+    """The task's page shows three steps: its start, the call to `model`, and its end, last."""
+    page = await seen.open(f"/inspect/{task_id}", workshop.noor)
+    steps = page.get_by_test_id("step")
+    await expect(steps).to_have_count(3)
+    await expect(steps.nth(1)).to_contain_text(model)
+    await expect(steps.last).to_contain_text("The work is done.")
+    await seen.screenshot(shot)
+
+
 async def test_a_stand_in_and_late_work_read_as_ended_last(late, browser):
     workshop, roots = late
     estimator, stand_in = roots["Estimator"], roots["unknown"]
     assert [(c["skill"], c["status"]) for c in estimator["children"]] == [("late work", "DONE")]
 
     async with visit(browser, workshop.server.url) as seen:
-        page = await seen.open(f"/inspect/{stand_in['id']}", workshop.noor)
-        steps = page.get_by_test_id("step")
-        await expect(steps).to_have_count(3)
-        await expect(steps.nth(1)).to_contain_text("Stray")
-        await expect(steps.last).to_contain_text("The work is done.")
-        await seen.screenshot("otlp-stand-in")
+        await started_called_ended(seen, workshop, stand_in["id"], "Stray", "otlp-stand-in")
 
         page = await seen.open(f"/inspect/{estimator['id']}", workshop.noor)
         steps = page.get_by_test_id("step")
@@ -53,12 +58,7 @@ async def test_a_stand_in_and_late_work_read_as_ended_last(late, browser):
         await expect(page.get_by_text("late work")).not_to_have_count(0)
         await seen.screenshot("otlp-late-work")
 
-        page = await seen.open(f"/inspect/{estimator['children'][0]['id']}", workshop.noor)
-        steps = page.get_by_test_id("step")
-        await expect(steps).to_have_count(3)
-        await expect(steps.nth(1)).to_contain_text("Late")
-        await expect(steps.last).to_contain_text("The work is done.")
-        await seen.screenshot("otlp-late-work-task")
+        await started_called_ended(seen, workshop, estimator["children"][0]["id"], "Late", "otlp-late-work-task")
         assert seen.elsewhere == [] and seen.problems == []
 
     for task in (estimator["id"], stand_in["id"], estimator["children"][0]["id"]):
