@@ -25,6 +25,7 @@ from strawberry.types.graphql import OperationType
 
 from graph.http_errors import error_response
 from graph.loaders import Loaders
+from graph.unavailable import Watched
 from models.availability import database_unavailable
 from models.errors import BadInput, Unauthenticated
 from permissions.access import Access
@@ -118,18 +119,12 @@ class ConsistentReads:
             await self.app(scope, receive, send)
             return
         replica = found.node_for(_tenant_of(scope), exchange.token)
-        started = False
-
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
+        watched = Watched(send)
         try:
             with reading_from(replica):
                 await self.app(scope, receive, watched)
         except Exception as exc:
-            if replica is None or started or not replica_failed(exc):
+            if replica is None or watched.started or not replica_failed(exc):
                 raise
             if database_unavailable(exc):
                 found.down(replica)

@@ -13,6 +13,18 @@ from models.availability import database_unavailable
 log = logging.getLogger("agentlog.errors")
 
 
+class Watched:
+    """A `send` that remembers whether the response has begun: past that, nothing may answer in its place."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Message) -> None:
+        self.started = self.started or message["type"] == "http.response.start"
+        await self.send(message)
+
+
 class Unavailable:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -21,17 +33,11 @@ class Unavailable:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
-
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
+        watched = Watched(send)
         try:
             await self.app(scope, receive, watched)
         except Exception as exc:
-            if started or not database_unavailable(exc):
+            if watched.started or not database_unavailable(exc):
                 raise
             log.warning("%s %s: the database cannot be reached: %s", scope["method"], scope["path"], exc)
             await error_response(503, UNAVAILABLE)(scope, receive, send)
