@@ -276,7 +276,8 @@ async def own_steps(tenant: str, task_ids: Sequence[uuid.UUID]) -> dict[uuid.UUI
     sql = (
         f"SELECT task_id, kind, COUNT(*) FROM trace_event WHERE tenant = {q.param(tenant)} "
         f"AND {q.one_of('task_id', task_ids)} "
-        "AND (kind = 'TOOL_CALL' OR (kind = 'MODEL_CALL' AND by_tool IS NULL)) GROUP BY task_id, kind"
+        f"AND (kind = '{LineKind.TOOL_CALL}' OR (kind = '{LineKind.MODEL_CALL}' AND by_tool IS NULL)) "
+        "GROUP BY task_id, kind"
     )
     out: dict[uuid.UUID, Steps] = defaultdict(Steps)
     for task_id, kind, n in await q.rows(sql):
