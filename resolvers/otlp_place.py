@@ -1,4 +1,5 @@
-"""Deciding where spans go, from what is known of their trace: plain values in, plain values out, no database.
+"""Deciding where spans go, from what is known of their trace, and in which passes: plain values in, plain values
+out, no database.
 
 A span hangs under its nearest agent ancestor. It is placed once that agent is placed, or is placed in the same
 pass; a span with no agent above becomes a root (an agent) or goes under the trace's stand-in; a span whose
