@@ -591,7 +591,8 @@ async def take_export(tenant: str, request: Any, now: datetime | None = None) ->
     """Maps the export's spans, then per trace stores them and places what can be placed, durably before the
     export is acknowledged. Should placing fail, the spans are stored to wait for the sweep; should storing fail
     too, the export is refused. The count of spans taken and rejected is the export's answer; the task events
-    of what was placed are the caller's to tell, after answering."""
+    of what was placed are the caller's to tell, and the passes left of a large trace its to run (`place_later`),
+    after answering."""
     mapped, rejected, message = map_request(request)
     when = now or datetime.now(timezone.utc)
     traces: dict[str, dict[str, Mapped]] = {}
