@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import asyncpg
-from starlette.background import BackgroundTask
+from starlette.background import BackgroundTasks
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -67,8 +67,12 @@ async def traces(request: Request) -> Response:
         log.warning("OTLP export refused while the database is away: %s", exc)
         return _refused(503, "The database cannot be reached; send the export again.", {"Retry-After": "5"})
     metrics.otlp_spans(taken.taken, taken.rejected)
-    told = BackgroundTask(publish_tasks, list(taken.events)) if taken.events else None
-    return Response(otlp_decode.answer(media, taken.rejected, taken.message), media_type=media, background=told)
+    after = BackgroundTasks()
+    if taken.events:
+        after.add_task(publish_tasks, list(taken.events))
+    if taken.later:
+        after.add_task(otlp_ingest.place_later, taken.later)
+    return Response(otlp_decode.answer(media, taken.rejected, taken.message), media_type=media, background=after)
 
 
 ROUTES = [Route("/v1/traces", traces, methods=["POST"])]

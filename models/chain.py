@@ -119,9 +119,10 @@ def line_hash(prev_hash: str, fixed: str, summary_hash: str, payload_hash: str) 
     ).hexdigest()
 
 
-def seal(line: Line, prev_hash: str) -> Line:
-    """Salts, commits and hashes a new line in place, after `prev_hash`."""
-    salts = os.urandom(32).hex()
+def seal(line: Line, prev_hash: str, salts: str | None = None) -> Line:
+    """Salts, commits and hashes a new line in place, after `prev_hash`; `salts` are 64 random hex digits, drawn
+    here when not given."""
+    salts = salts or os.urandom(32).hex()
     line.summary_salt, line.payload_salt = salts[:32], salts[32:]
     line.summary_hash = commit(line.summary_salt, line.summary or "")
     line.payload_hash = commit(line.payload_salt, line.payload or "")

@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 from models.chain import compact_json
+from models.fast_json import compact_text
 from models.errors import BadInput
 
 NAME_CHARS = 200
@@ -69,7 +70,7 @@ def retain_days(days: int) -> int | None:
 def json_text(field: str, value: Any) -> str | None:
     if value is None:
         return None
-    stored = compact_json(value)
+    stored = compact_text(value)
     try:
         size = len(stored.encode("utf-8"))
     except UnicodeEncodeError as exc:
@@ -82,7 +83,7 @@ def json_text(field: str, value: Any) -> str | None:
 def json_object(at: str, parts: dict[str, Any]) -> str:
     """The parts as one JSON object, as `json_text` checks one value; a refusal names the part at fault: the
     one refused alone, else the largest."""
-    stored = compact_json(parts)
+    stored = compact_text(parts)
     try:
         if len(stored.encode("utf-8")) <= JSON_BYTES:
             return stored

@@ -10,9 +10,12 @@ is the order placed. Where spans go is decided in `otlp_place`; what is read and
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import os
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -30,7 +33,7 @@ from resolvers.made_task import MadeTask
 from resolvers.otlp_kept import KEPT
 from resolvers.otlp_mapping import AGENT, LLM, OTHER, TOOL, Mapped, drafts_of, map_request
 from resolvers.otlp_place import (
-    ROOT, STAND_IN, STAND_IN_SPAN, KnownSpan, Spans, Target, UnderStandIn, UnderTask, depth, targets,
+    ROOT, STAND_IN, STAND_IN_SPAN, KnownSpan, Spans, Target, UnderStandIn, UnderTask, depth, passes, targets,
     tool_span_above, unknown_above,
 )
 from resolvers.pipeline import Pipeline
@@ -43,6 +46,7 @@ STAND_IN_AGENT = "unknown"
 LATE_SKILL = "late work"
 BREATHE_EVERY = 8
 Task = AgentTask | MadeTask
+Later = Callable[[], Awaitable[int]]
 RANKS = {LineKind.STARTED: 0, LineKind.MODEL_CALL: 1, LineKind.TOOL_CALL: 1, LineKind.TOOL_RESULT: 2,
          LineKind.ENDED: 3}
 NO_FIGURES = (None,) * 10
@@ -66,12 +70,14 @@ def time_of(ns: int) -> datetime:
 @dataclass(frozen=True, slots=True)
 class Taken:
     """What one export came to: spans taken (stored, or already stored before) and spans rejected, with why;
-    and the task events of its placing, for the caller to tell once the export is answered."""
+    the task events of its placing, for the caller to tell once the export is answered; and the passes left for
+    after the answer (`place_later`)."""
 
     taken: int
     rejected: int
     message: str | None = None
     events: tuple[tuple[str, Task], ...] = ()
+    later: tuple[Later, ...] = ()
 
 
 @dataclass(slots=True)
@@ -95,6 +101,17 @@ class PlannedLine:
 
     def sort_key(self) -> tuple:
         return (self.task.root_id, self.sorts_at or self.at, self.rank, self.order)
+
+
+VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
+
+
+def random_ids(n: int) -> list[str]:
+    """`n` random (version 4) UUIDs as text, from one read of the system's randomness: a model call's meter row
+    is made for each call placed."""
+    digits = os.urandom(16 * n).hex()
+    return [f"{d[:8]}-{d[8:12]}-4{d[13:16]}-{VARIANT[d[16]]}{d[17:20]}-{d[20:32]}"
+            for d in (digits[at:at + 32] for at in range(0, 32 * n, 32))]
 
 
 def waiting_row(tenant: str, span: Mapped, received_us: int) -> tuple:
@@ -123,12 +140,25 @@ async def what_is_known(conn: Any, tenant: str, trace_id: str, fresh: dict[str, 
     new = {sid: span for sid, span in fresh.items() if sid not in spans}
     for sid, span in new.items():
         spans[sid] = KnownSpan(sid, span.parent_span_id, span.kind, received_us, span.kind == OTHER)
-    looked_up = wanted
+    await with_ancestors(conn, tenant, trace_id, spans, wanted)
+    return spans, new
+
+
+async def as_they_are(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> Spans:
+    """A later pass's spans read again under the trace's lock (one placed meanwhile by another pass is placed),
+    with each one's ancestors up to its agent, and the trace's stand-in."""
+    wanted = {*span_ids, STAND_IN_SPAN}
+    spans = {s.span_id: s for s in await otlp_store.known(conn, tenant, trace_id, sorted(wanted))}
+    await with_ancestors(conn, tenant, trace_id, spans, wanted)
+    return spans
+
+
+async def with_ancestors(conn: Any, tenant: str, trace_id: str, spans: Spans, looked_up: set[str]) -> None:
+    """Adds to `spans` the ancestors placing needs that are not looked up yet, a level a statement."""
     while wanted := unknown_above(spans, looked_up):
         for span in await otlp_store.known(conn, tenant, trace_id, sorted(wanted)):
             spans[span.span_id] = span
         looked_up |= wanted
-    return spans, new
 
 
 async def with_waiting_below(conn: Any, tenant: str, trace_id: str, spans: Spans, found: dict[str, Target],
@@ -377,18 +407,19 @@ class Placing:
         calls: list[tuple] = []
         by_root: dict[uuid.UUID, list[Step]] = {}
         ids = {task.id: str(task.id) for task in self.tasks.values()}
+        call_ids = iter(random_ids(sum(planned.call is not None for planned in self.planned)))
         for n, planned in enumerate(self.planned, 1):
             if n % (BREATHE_EVERY * 8) == 0:
                 await db.breathe()
             task, call = planned.task, planned.call
             task_id, call_id = ids[task.id], None
             if call is not None:
-                call_id = uuid.uuid4()
+                call_id = next(call_ids)
                 turn = None
                 if planned.by_tool is None:
                     turn = turns[task.id] = turns.get(task.id, 0) + 1
                 calls.append((
-                    str(call_id), self.tenant, task_id, task.path, turn, task.agent, call["model"],
+                    call_id, self.tenant, task_id, task.path, turn, task.agent, call["model"],
                     call["provider"], call["route_rule"], call["attempts"], call["input_tokens"],
                     call["output_tokens"], call["cost_micros"], call["duration_ms"], planned.at, planned.by_tool,
                     call["cost_source"], call["cached_input_tokens"],
@@ -425,13 +456,17 @@ class Placing:
 
 async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
                       fresh: dict[str, Mapped] | None = None, told: list[tuple[str, Task]] | None = None,
-                      every_waiting: bool = False) -> int:
+                      every_waiting: bool = False, later: list[Later] | None = None) -> int:
     """Stores the spans of the export being taken (`fresh`) and places every span of the trace that can be placed
-    now, in one transaction; without `fresh`, tries the spans that have waited `wait_s` (or, with
-    `every_waiting`, every span waiting). Returns how many were placed. A fresh span placed at once is never
-    written to wait; one that must wait is stored with its body. Fresh spans, and waiting spans this process
-    keeps (`otlp_kept`), are used as mapped; the others as stored. Its task events are told once it has
-    committed, or, given `told`, added to it for the caller to tell."""
+    now; without `fresh`, tries the spans that have waited `wait_s` (or, with `every_waiting`, every span
+    waiting). Returns how many were placed. A fresh span placed at once is never written to wait; one that must
+    wait, or that a later pass places, is stored with its body. Fresh spans, and waiting spans this process keeps
+    (`otlp_kept`), are used as mapped; the others as stored. The first pass's task events are told once it has
+    committed, or, given `told`, added to it for the caller to tell.
+
+    More than `AGENTLOG_OTLP_PASS_SPANS` spans are placed in passes (`otlp_place.passes`), each its own
+    transaction: the first holds the export's own spans, placed or waiting; given `later`, the other passes
+    are added to it, for the caller to run once the export is answered, else they are run here."""
     fresh = fresh or {}
     received = micros(now)
     due_us = received - int(wait_s * 1_000_000)
@@ -443,13 +478,15 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
         found = targets(spans, due_us)
         if found or any(span.kind == OTHER for span in new.values()):
             found = await with_waiting_below(conn, tenant, trace_id, spans, found, new, due_us)
+        cut = passes(spans, found, settings.otlp_pass_spans())
+        first = {sid: found[sid] for sid in cut[0]} if cut else {}
         waiting = {sid: waiting_row(tenant, span, received) for sid, span in new.items()
-                   if sid not in found and span.kind != OTHER}
+                   if sid not in first and span.kind != OTHER}
         folded = [KnownSpan(sid, span.parent_span_id, OTHER, None, True) for sid, span in new.items()
                   if span.kind == OTHER]
-        if found:
-            placing = Placing(tenant, trace_id, conn, spans, found, now)
-            placing.waited = [sid for sid in found if sid not in new]
+        if first:
+            placing = Placing(tenant, trace_id, conn, spans, first, now)
+            placing.waited = [sid for sid in first if sid not in new]
             placing.folded = folded
             known = {**KEPT.of(tenant, trace_id, placing.waited), **fresh}
             await _place(conn, placing, list(waiting.values()), known)
@@ -459,7 +496,44 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
     KEPT.keep(tenant, trace_id, [(new[sid], len(row[-2])) for sid, row in waiting.items()])
     if placing is None:
         return 0
-    KEPT.drop(tenant, trace_id, found)
+    await _placed(placing, told)
+    if len(cut) == 1:
+        return len(first)
+    rest = functools.partial(place_passes, tenant, trace_id, now, wait_s, cut[1:])
+    if later is not None:
+        later.append(rest)
+        return len(first)
+    return len(first) + await rest()
+
+
+async def place_passes(tenant: str, trace_id: str, now: datetime, wait_s: float, cut: list[list[str]]) -> int:
+    """The passes after the first, one transaction each, in order; each tells its task events once committed."""
+    placed = 0
+    for span_ids in cut:
+        placed += await place_pass(tenant, trace_id, now, wait_s, span_ids)
+    return placed
+
+
+async def place_pass(tenant: str, trace_id: str, now: datetime, wait_s: float, span_ids: list[str]) -> int:
+    """One later pass: its spans read again under the trace's lock, and those still waiting placed, so a pass
+    racing another (a second server, the sweep) places nothing twice."""
+    due_us = micros(now) - int(wait_s * 1_000_000)
+    async with in_transaction() as conn:
+        await otlp_store.lock_trace(conn, tenant, trace_id)
+        spans = await as_they_are(conn, tenant, trace_id, span_ids)
+        found = targets(spans, due_us)
+        if not found:
+            return 0
+        placing = Placing(tenant, trace_id, conn, spans, found, now)
+        placing.waited = list(found)
+        await _place(conn, placing, [], KEPT.of(tenant, trace_id, placing.waited))
+    await _placed(placing, None)
+    return len(found)
+
+
+async def _placed(placing: Placing, told: list[tuple[str, Task]] | None) -> None:
+    """Once a pass has committed: its spans are kept no more, and its task events are told, or added to `told`."""
+    KEPT.drop(placing.tenant, placing.trace_id, placing.found)
     events = [("AgentTaskStarted", task) for task in placing.new_tasks]
     events += [(ENDED_EVENTS[task.status], task) for task in placing.new_tasks if task.status != TaskStatus.RUNNING]
     events += [(ENDED_EVENTS[task.status], task) for task in placing.ended if task not in placing.new_tasks]
@@ -467,7 +541,6 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
         await publish_tasks(events)
     else:
         told += events
-    return len(found)
 
 
 async def _place(conn: Any, placing: Placing, waiting: list[tuple], known: dict[str, Mapped]) -> None:
@@ -518,17 +591,29 @@ async def take_export(tenant: str, request: Any, now: datetime | None = None) ->
     """Maps the export's spans, then per trace stores them and places what can be placed, durably before the
     export is acknowledged. Should placing fail, the spans are stored to wait for the sweep; should storing fail
     too, the export is refused. The count of spans taken and rejected is the export's answer; the task events
-    of what was placed are the caller's to tell, after answering."""
+    of what was placed are the caller's to tell, and the passes left of a large trace its to run (`place_later`),
+    after answering."""
     mapped, rejected, message = map_request(request)
     when = now or datetime.now(timezone.utc)
     traces: dict[str, dict[str, Mapped]] = {}
     for span in mapped:
         traces.setdefault(span.trace_id, {}).setdefault(span.span_id, span)
     told: list[tuple[str, Task]] = []
+    later: list[Later] = []
     for trace_id in sorted(traces):
         try:
-            await place_trace(tenant, trace_id, when, settings.otlp_wait_s(), traces[trace_id], told)
+            await place_trace(tenant, trace_id, when, settings.otlp_wait_s(), traces[trace_id], told, later=later)
         except Exception:
             await store(tenant, trace_id, traces[trace_id], when)
             log.exception("could not place trace %s yet; its spans are stored and tried again", trace_id)
-    return Taken(len(mapped), rejected, message, tuple(told))
+    return Taken(len(mapped), rejected, message, tuple(told), tuple(later))
+
+
+async def place_later(later: tuple[Later, ...]) -> None:
+    """The passes an export left for after its answer. Should one fail, its spans stay waiting, durably: the
+    trace's next export or the sweep places them."""
+    for rest in later:
+        try:
+            await rest()
+        except Exception:
+            log.exception("could not place the rest of a trace yet; its spans wait, stored")

@@ -1,4 +1,5 @@
-"""Deciding where spans go, from what is known of their trace: plain values in, plain values out, no database.
+"""Deciding where spans go, from what is known of their trace, and in which passes: plain values in, plain values
+out, no database.
 
 A span hangs under its nearest agent ancestor. It is placed once that agent is placed, or is placed in the same
 pass; a span with no agent above becomes a root (an agent) or goes under the trace's stand-in; a span whose
@@ -130,3 +131,23 @@ def tool_span_above(spans: Spans, span_id: str) -> str | None:
     while parent is not None and parent in spans and spans[parent].kind == OTHER:
         parent = spans[parent].parent_span_id
     return parent if parent is not None and parent in spans and spans[parent].kind == TOOL else None
+
+
+def passes(spans: Spans, found: dict[str, Target], size: int) -> list[list[str]]:
+    """The spans of `found` cut into passes of about `size` spans, parents first: an agent span goes with its own
+    model calls and tools (its task's ENDED line comes after them), in the pass of its parent agent or a later
+    one; the spans going under a task stored before, or under the stand-in, go together, in the first passes."""
+    units: dict[str | Target, list[str]] = {}
+    for span_id, target in found.items():
+        home = span_id if spans[span_id].kind == AGENT else target.span_id if isinstance(target, UnderSpan) else target
+        units.setdefault(home, []).append(span_id)
+    cut: list[list[str]] = []
+    current: list[str] = []
+    for home in sorted(units, key=lambda home: depth(home, found) if isinstance(home, str) else -1):
+        if current and len(current) + len(units[home]) > size:
+            cut.append(current)
+            current = []
+        current += units[home]
+    if current:
+        cut.append(current)
+    return cut

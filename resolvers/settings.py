@@ -118,6 +118,13 @@ class Settings(BaseSettings):
         "record. `0` keeps none",
         ge=0,
     )
+    otlp_pass_spans: int = setting(
+        2000,
+        "spans one OTLP placing pass places in one transaction, at most: a trace whose spans could all be placed "
+        "at once is placed in passes of about this many, parents first, each agent with its own model calls and "
+        "tools, so memory and a transaction's length stay bounded whatever the trace holds",
+        ge=1,
+    )
     executor: Literal["fast", "stock"] = setting(
         "fast",
         "`fast` runs the shortcuts in `graph/fast/` for big nested reads (its executor, reading ahead, lazy objects); "
@@ -347,6 +354,10 @@ def otlp_wait_s() -> float:
 
 def otlp_kept_bytes() -> int:
     return current().otlp_kept_mb * 1_000_000
+
+
+def otlp_pass_spans() -> int:
+    return current().otlp_pass_spans
 
 
 def gc_young() -> int:

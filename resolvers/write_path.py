@@ -7,6 +7,7 @@ is made by `made_task.new_task` and stored by `insert_rows`. Erasure is the only
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -150,12 +151,12 @@ class Step:
 
     line: Line
     withheld: str | None = None
-    call_id: uuid.UUID | None = None
+    call_id: uuid.UUID | str | None = None
     by_tool: str | None = None
 
 
 def new_step(kind: str, task: str, at: datetime, summary: str | None, payload: str | None, figures: tuple,
-             withheld: str | None = None, call_id: uuid.UUID | None = None, by_tool: str | None = None) -> Step:
+             withheld: str | None = None, call_id: uuid.UUID | str | None = None, by_tool: str | None = None) -> Step:
     """A step whose line is not sealed yet; `figures` are the line's FIGURES, in that order."""
     line = Line(0, kind, task, at, summary, payload, None, None, "", "", "", "", *figures)
     return Step(line, withheld, call_id, by_tool)
@@ -195,13 +196,14 @@ async def insert_rows(conn: Any, table: str, columns: tuple[str, ...], rows: lis
 
 def seal_steps(tenant: str, root_id: str, steps: list[Step], seq: int, head: str) -> tuple[list[tuple], int, str]:
     """Seals the lines in order after `head` at `seq`; returns their rows in LINE_COLUMNS order, and the new
-    length and head."""
+    length and head. Their salts are drawn from the system's randomness in one read."""
     rows = []
-    for step in steps:
+    salts = os.urandom(32 * len(steps)).hex()
+    for at, step in enumerate(steps):
         seq += 1
         line = step.line
         line.seq = seq
-        seal(line, head)
+        seal(line, head, salts[64 * at:64 * at + 64])
         head = line.hash
         rows.append(stored_row(tenant, root_id, step))
     return rows, seq, head

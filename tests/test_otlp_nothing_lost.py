@@ -1,6 +1,7 @@
 """Nothing acknowledged is lost (SPEC 7.2), tried as exporters would: traces of agents, model calls and tools,
 some spans' parents never coming, cut into exports sent in any order and replayed, to a running `agentlog serve`
-and to a second server on the same database that is killed with SIGKILL right after it answers. Once the wait
+and to a second server on the same database that is killed with SIGKILL right after it answers, both placing
+a trace of more than three spans in passes (the rest of them after the answer). Once the wait
 is over, every span acknowledged is recorded exactly once, every chain verifies, and every task, stand-ins and
 the late work of ended agents included, has ended with its own ENDED line its last."""
 
@@ -26,6 +27,7 @@ from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, too
 from tests.servers import Server, start_server
 
 WAIT_S = "0.5"
+PASS_SPANS = "3"
 SETTLE_S = 30
 KINDS = ("agent", "llm", "tool")
 LATE = "late work"
@@ -70,6 +72,7 @@ def scenarios(draw) -> Scenario:
 def serve(database: str) -> Server:
     with pytest.MonkeyPatch.context() as patched:
         patched.setenv("AGENTLOG_OTLP_WAIT_S", WAIT_S)
+        patched.setenv("AGENTLOG_OTLP_PASS_SPANS", PASS_SPANS)
         return start_server(database)
 
 

@@ -4,7 +4,7 @@ import uuid
 
 from resolvers.otlp_mapping import AGENT, LLM, OTHER, TOOL
 from resolvers.otlp_place import (
-    ROOT, STAND_IN, KnownSpan, UnderSpan, UnderTask, depth, targets, tool_span_above, unknown_above,
+    ROOT, STAND_IN, KnownSpan, UnderSpan, UnderTask, depth, passes, targets, tool_span_above, unknown_above,
 )
 
 NOW, WAIT = 1_000_000_000, 60_000_000
@@ -68,3 +68,17 @@ def test_agents_are_made_parents_first_and_a_call_inside_a_tool_finds_it_through
 
     assert [depth(s, found) for s in "abcd"] == [0, 1, 2, 0]
     assert tool_span_above(spans, "call") == "tool" and tool_span_above(spans, "own") is None
+
+
+def test_passes_go_parents_first_each_agent_with_its_own_work():
+    spans = known(waiting("root", None, AGENT), waiting("r1", "root", LLM), waiting("a", "root", AGENT),
+                  waiting("a1", "a", TOOL), waiting("a2", "a1", LLM), waiting("b", "root", AGENT),
+                  waiting("b1", "b", LLM), waiting("c", "a", AGENT), placed("old", None, AGENT, TASK),
+                  waiting("late", "old", LLM), waiting("lost", None, TOOL))
+    found = targets(spans, DUE)
+
+    cut = passes(spans, found, 4)
+
+    assert cut == [["late", "lost", "root", "r1"], ["a", "a1", "a2"], ["b", "b1", "c"]]
+    assert sorted(sum(cut, [])) == sorted(found)
+    assert passes(spans, found, 100) == [sum(cut, [])]
