@@ -123,7 +123,7 @@ LOCK_ROOT_OF = (
 @dataclass(frozen=True, slots=True)
 class Running:
     """A running task, re-read under its tree's lock; the locked root; the logging mode of the task's agent (None
-    for an agent no longer registered)."""
+    for an agent that is not registered, as a span's may not be)."""
 
     task: AgentTask
     root: AgentTask
