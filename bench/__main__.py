@@ -20,13 +20,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import (
-    big, citus, export, ingest, ingest_baseline, ingest_kit, otlp, paging, replicas, standalone, verify, verify_under_load,
+    big, citus, export, ingest, ingest_baseline, ingest_kit, ingest_raw, otlp, paging, replicas, standalone, verify,
+    verify_under_load,
 )
 from bench.common import (
     SERVER,
     Figure,
     fresh_database,
     higher_is_better,
+    informational,
     lower_is_better,
     machine,
     table,
@@ -58,37 +60,49 @@ async def intact(roots: list[str], lines: int) -> None:
 
 
 async def ingest_figures(url: str) -> list[Figure]:
-    """The batch and its baseline take a second or two, so each runs several times, alternately; the median
-    counts. The client's run and the batch's swap order every time, so neither always runs on a warmer server."""
-    raws, batches, kits = [], [], []
-    async with ingest.served(url) as base:
+    """agentlog and its baseline both served over HTTP (bench/ingest_raw.py), the same kits writing to each. The
+    batch and its baseline take a second or two, so each runs several times, alternately; the median counts. The
+    client's run and the batch's swap order every time, so neither always runs on a warmer server. The same
+    writes from asyncpg in this process, with no HTTP, are kept as figures for information."""
+    raws, batches, kits, unserved = [], [], [], []
+    async with ingest.served(url) as base, ingest.served(url, ingest_raw.COMMAND) as raw_base:
         await ingest.set_up(base)
-        say(f"ingest: single-line mutations and their baseline, {ingest.CLIENTS} clients each…")
-        single_raw = await ingest_baseline.baseline(url, 1)
+        await ingest.warm(base)
+        await ingest.warm(raw_base)
+        say(f"ingest: single-line mutations and their baseline over HTTP, then without, {ingest.CLIENTS} clients "
+            f"each…")
+        single_raw = await ingest.ingest(raw_base, 1)
         single = await ingest.ingest(base, 1)
+        single_unserved = await ingest_baseline.baseline(url, 1)
         for n in range(1, REPEATS + 1):
-            say(f"ingest ({n}/{REPEATS}): the baseline (COPY from {ingest.CLIENTS} connections), recordLines with "
-                f"{ingest.BATCH} lines a call, and the same through agentlog_kit.AsyncKit…")
-            raws.append(await ingest_baseline.baseline(url))
+            say(f"ingest ({n}/{REPEATS}): the baseline over HTTP and without (COPY, {ingest.CLIENTS} clients), "
+                f"recordLines with {ingest.BATCH} lines a call, and the same through agentlog_kit.AsyncKit…")
+            raws.append(await ingest.ingest(raw_base, ingest.BATCH))
+            unserved.append(await ingest_baseline.baseline(url))
             if n % 2:
                 batches.append(await ingest.ingest(base, ingest.BATCH))
                 kits.append(await ingest_kit.ingest(base))
             else:
                 kits.append(await ingest_kit.ingest(base))
                 batches.append(await ingest.ingest(base, ingest.BATCH))
-    runs = (single_raw, single, *raws, *batches, *kits)
+    runs = (single_raw, single, single_unserved, *raws, *unserved, *batches, *kits)
     await intact([root for run in runs for root in run.roots], ingest.LINES_PER_TREE)
     raw = statistics.median(run.per_second for run in raws)
+    raw_unserved = statistics.median(run.per_second for run in unserved)
     batched = statistics.median(run.per_second for run in batches)
     through_kit = statistics.median(run.per_second for run in kits)
-    say("ingest: recordLines / baseline, run by run: "
+    say("ingest: recordLines / baseline over HTTP, run by run: "
         + ", ".join(f"{b.per_second / r.per_second:.3f}" for b, r in zip(batches, raws)))
+    say("ingest: baseline over HTTP / without, run by run: "
+        + ", ".join(f"{r.per_second / u.per_second:.3f}" for r, u in zip(raws, unserved)))
     say("ingest: AsyncKit / recordLines, run by run: "
         + ", ".join(f"{k.per_second / b.per_second:.3f}" for k, b in zip(kits, batches)))
     return [
         higher_is_better("ingest_single", single.per_second, single_raw.per_second, "lines/s", 0.5, of_baseline=True),
         higher_is_better("ingest_batch", batched, raw, "lines/s", 0.5, of_baseline=True),
         higher_is_better("ingest_kit", through_kit, batched, "lines/s", 0.8, of_baseline=True),
+        informational("ingest_single_no_http", single.per_second, single_unserved.per_second, "lines/s"),
+        informational("ingest_batch_no_http", batched, raw_unserved, "lines/s"),
     ]
 
 

@@ -84,6 +84,11 @@ def higher_is_better(
     return Figure(workload, round(agentlog, 3), round(baseline, 3), unit, target, agentlog >= floor)
 
 
+def informational(workload: str, agentlog: float, baseline: float, unit: str) -> Figure:
+    """A ratio shown beside the targets for the reader, against a baseline that is not the target's."""
+    return Figure(workload, round(agentlog, 3), round(baseline, 3), unit, "(shown, no target)", True)
+
+
 def lower_is_better(workload: str, agentlog: float, baseline: float, unit: str, most: float) -> Figure:
     target = f"<= {most}x baseline"
     return Figure(workload, round(agentlog, 3), round(baseline, 3), unit, target, agentlog <= most * baseline)

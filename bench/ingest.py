@@ -1,4 +1,5 @@
-"""Ingest: 20,000 lines into 20 trees from 8 kit clients over HTTP (the baseline is in ingest_baseline.py).
+"""Ingest: 20,000 lines into 20 trees from 8 kit clients over HTTP (the baseline: ingest_raw.py serving the
+transactions of ingest_baseline.py).
 
 The server is `agentlog serve` in its own process on 127.0.0.1. Each client takes the next tree from a shared
 queue, writes its next step (one line, or one batch), and hands the tree back, so all eight stay busy and
@@ -92,16 +93,20 @@ async def answering(server: subprocess.Popen, base: str, log: str) -> None:
     raise RuntimeError(f"the server did not answer /healthz; see {log}")
 
 
+AGENTLOG_SERVE = ("graph.cli", "serve")
+
+
 @asynccontextmanager
-async def server_process(url: str, workers: int = WORKERS) -> AsyncIterator[tuple[str, int]]:
-    """`agentlog serve` on a free loopback port, stopped on leaving; yields its base URL and process id. Its log
-    is kept only when something failed."""
+async def server_process(
+    url: str, workers: int = WORKERS, command: tuple[str, ...] = AGENTLOG_SERVE
+) -> AsyncIterator[tuple[str, int]]:
+    """`agentlog serve` (or another module's `command` taking the same options) on a free loopback port, stopped
+    on leaving; yields its base URL and process id. Its log is kept only when something failed."""
     port = free_port()
     env = {**os.environ, "AGENTLOG_DATABASE_URL": url, "AGENTLOG_JWT_SECRET": SECRET}
     log = tempfile.NamedTemporaryFile(prefix="agentlog-bench-serve-", suffix=".log", delete=False)
     server = subprocess.Popen(
-        [sys.executable, "-m", "graph.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--workers", str(workers)],
+        [sys.executable, "-m", *command, "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     base = f"http://127.0.0.1:{port}"
@@ -124,10 +129,15 @@ async def server_process(url: str, workers: int = WORKERS) -> AsyncIterator[tupl
 
 
 @asynccontextmanager
-async def served(url: str) -> AsyncIterator[str]:
+async def served(url: str, command: tuple[str, ...] = AGENTLOG_SERVE) -> AsyncIterator[str]:
     """The benchmark's server: WORKERS processes; yields its base URL."""
-    async with server_process(url) as (base, _):
+    async with server_process(url, command=command) as (base, _):
         yield base
+
+
+def document(mutation: str, input_type: str, select: str) -> str:
+    """The GraphQL document a kit sends for one mutation."""
+    return f"mutation($input: {input_type}!) {{ {mutation}(input: $input) {{ {select} }} }}"
 
 
 class Kit:
@@ -165,8 +175,7 @@ class Kit:
         return json.loads(answer)
 
     async def write(self, mutation: str, input_type: str, input: dict[str, Any], select: str = "seq") -> Any:
-        query = f"mutation($input: {input_type}!) {{ {mutation}(input: $input) {{ {select} }} }}"
-        body = await self.post({"query": query, "variables": {"input": input}})
+        body = await self.post({"query": document(mutation, input_type, select), "variables": {"input": input}})
         if body.get("errors"):
             raise RuntimeError(f"{mutation} failed: {body['errors']}")
         return body["data"][mutation]
@@ -242,6 +251,25 @@ async def ingest(base: str, batch: int) -> Run:
     finally:
         await asyncio.gather(*(kit.close() for kit in kits))
     return Run(TREES * LINES_PER_TREE, seconds, [t.task for t in done if t.task])
+
+
+WARM_STEPS = (1, 1, 1, 1, 60, 1)
+
+
+async def warm(base: str) -> None:
+    """Before any clock, CLIENTS kits at once each write a short tree (a start, one line of each kind, a batch of
+    60, the end), so that the server's pooled connections have prepared their statements and loaded their types."""
+    kits = [Kit(base) for _ in range(CLIENTS)]
+
+    async def short_tree(kit: Kit) -> None:
+        tree = Tree(steps(0)[:63])
+        for size in WARM_STEPS:
+            await next_step(kit, tree, size)
+
+    try:
+        await asyncio.gather(*(short_tree(kit) for kit in kits))
+    finally:
+        await asyncio.gather(*(kit.close() for kit in kits))
 
 
 async def set_up(base: str) -> None:

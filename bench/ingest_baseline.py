@@ -6,6 +6,9 @@ hashlib after the head read under that lock, stored (COPY from COPY_FROM rows on
 agentlog's write path does), the meter rows beside them, the head moved and signed in the tree's checkpoint,
 and the commit. The clients take trees from one shared queue as the kits do, so the trees interleave and
 the locks are taken as often. Hashing happens in this one process, as the server's does in its one.
+
+Its transactions (`start`, `append`, `end`) take the kit's inputs, so bench/ingest_raw.py serves the same ones
+over HTTP.
 """
 
 from __future__ import annotations
@@ -50,8 +53,8 @@ TASK_COLUMNS = (
 )
 LOCK = "SELECT chain_length, chain_head FROM agent_task WHERE id = $1 FOR UPDATE"
 MOVE = "UPDATE agent_task SET chain_length = $2, chain_head = $3 WHERE id = $1"
-END_TASK = ("UPDATE agent_task SET status = 'DONE', outcome = $2, result = $3, ended_at = $4, chain_length = $5, "
-            "chain_head = $6 WHERE id = $1")
+END_TASK = ("UPDATE agent_task SET status = $2, outcome = $3, result = $4, ended_at = $5, chain_length = $6, "
+            "chain_head = $7 WHERE id = $1")
 
 
 def insert(table: str, columns: tuple[str, ...]) -> str:
@@ -131,59 +134,66 @@ async def sign(conn: asyncpg.Connection, task: uuid.UUID, length: int, head: str
         raise AssertionError(f"tree {task}: a checkpoint at least {length} lines long is already kept")
 
 
-async def start(conn: asyncpg.Connection, tree: Tree) -> None:
-    task = tree.task = uuid.uuid4()
-    first = draft("STARTED", sentences.started("Estimator", "EstimateRepair", START["requester"], False),
-                  START["given"])
+async def start(conn: asyncpg.Connection, given: dict[str, Any]) -> uuid.UUID:
+    """A new tree from a startTask input: its root row and STARTED line, signed; its id."""
+    task = uuid.uuid4()
+    requester, actor = given["requester"], given["actor"]
+    first = draft("STARTED", sentences.started(given["agent"], given["skill"], requester, False), given["given"])
     rows, length, head = sealed(task, [first], 0, GENESIS)
     async with conn.transaction():
-        await conn.execute(insert("agent_task", TASK_COLUMNS), task, TENANT, "Estimator", "EstimateRepair",
-                           "REQUEST", START["about"], START["given"], "mia", "Mia", "estimator", "Estimator",
-                           "RUNNING", first.at, task, 0, 1, str(task), length, head)
+        await conn.execute(insert("agent_task", TASK_COLUMNS), task, TENANT, given["agent"], given["skill"],
+                           "REQUEST", given["about"], given["given"], requester["id"], requester["name"], actor["id"],
+                           actor["name"], "RUNNING", first.at, task, 0, 1, str(task), length, head)
         await store(conn, "trace_event", INSERTED, rows)
         await sign(conn, task, length, head)
+    return task
 
 
-async def append(conn: asyncpg.Connection, tree: Tree, chunk: list[dict[str, Any]]) -> None:
-    drafts = [step_draft(line) for line in chunk]
-    task = tree.task
+async def append(
+    conn: asyncpg.Connection, task: uuid.UUID, lines: list[dict[str, Any]], turns: int
+) -> tuple[int, int]:
+    """The lines appended to the tree in one transaction, its model calls metered from turn `turns` + 1; the last
+    line's seq and the last turn."""
+    drafts = [step_draft(line) for line in lines]
     async with conn.transaction():
         length, head = await conn.fetchrow(LOCK, task)
         rows, length, head = sealed(task, drafts, length, head)
         calls = []
         for d in drafts:
             if d.kind == "MODEL_CALL":
-                tree.turns += 1
+                turns += 1
                 model, route_rule, _, cost, call_id, *_, input_tokens, output_tokens, duration, _ = d.figures
-                calls.append((call_id, TENANT, task, str(task), tree.turns, "Estimator", model, "scripted",
+                calls.append((call_id, TENANT, task, str(task), turns, "Estimator", model, "scripted",
                               route_rule, 1, input_tokens, output_tokens, cost, duration, d.at, None))
         await store(conn, "trace_event", INSERTED, rows)
         await store(conn, "llm_call", CALL_COLUMNS, calls)
         await conn.execute(MOVE, task, length, head)
         await sign(conn, task, length, head)
+    return length, turns
 
 
-async def end(conn: asyncpg.Connection, tree: Tree) -> None:
-    result = compact_json(END["result"])
-    last = draft("ENDED", sentences.ended("DONE"), result)
+async def end(conn: asyncpg.Connection, task: uuid.UUID, given: dict[str, Any]) -> None:
+    """The ENDED line and the root row's ending, from an endTask input."""
+    result = compact_json(given["result"])
+    last = draft("ENDED", sentences.ended(given["status"]), result)
     async with conn.transaction():
-        length, head = await conn.fetchrow(LOCK, tree.task)
-        rows, length, head = sealed(tree.task, [last], length, head)
+        length, head = await conn.fetchrow(LOCK, task)
+        rows, length, head = sealed(task, [last], length, head)
         await store(conn, "trace_event", INSERTED, rows)
-        await conn.execute(END_TASK, tree.task, END["outcome"], result, last.at, length, head)
-        await sign(conn, tree.task, length, head)
-    tree.ended = True
+        await conn.execute(END_TASK, task, given["status"], given["outcome"], result, last.at, length, head)
+        await sign(conn, task, length, head)
 
 
 async def next_step(conn: asyncpg.Connection, tree: Tree, batch: int) -> None:
     if tree.task is None:
-        await start(conn, tree)
+        tree.task = await start(conn, START)
     elif tree.at < len(tree.lines):
         chunk = tree.lines[tree.at:tree.at + batch]
-        await append(conn, tree, chunk)
+        _, tree.turns = await append(conn, tree.task, chunk, tree.turns)
         tree.at += len(chunk)
     else:
-        await end(conn, tree)
+        await end(conn, tree.task, END)
+        tree.ended = True
 
 
 async def baseline(url: str, batch: int = BATCH) -> Run:

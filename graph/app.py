@@ -54,6 +54,11 @@ class AgentlogGraphQL(JSONErrorsView, AdmittedRequests, GraphQL):
         thousands of lines."""
         return fast_json.dumps(data)
 
+    def decode_json(self, data: str | bytes) -> object:
+        """A request body read as `json` reads it, by orjson where that reads the same: a batch of lines is read
+        several times faster."""
+        return fast_json.loads(data)
+
     async def get_context(self, request: Any, response: Any = None) -> Context:
         if isinstance(request, WebSocket):
             return Context(request=request, response=response, principal=None)

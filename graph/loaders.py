@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Sequence
+from functools import cached_property
 from typing import Any
 
 from strawberry.dataloader import DataLoader
@@ -62,26 +63,60 @@ class Loader(DataLoader):
 
 
 class Loaders:
-    """Built per request for one tenant; a loader caches what it read for the rest of the request."""
+    """Built per request for one tenant; a loader caches what it read for the rest of the request, and is made
+    when the request first asks for it (a kit's write asks for none)."""
 
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
-        self.task = self._loader(tree.tasks_by_id, lambda: None)
-        self.children = self._loader(tree.children_of, list)
-        self.subtree = self._loader(tree.subtrees_of, list)
-        self.tree = self._loader(tree.trees_of, list)
-        self.call = self._loader(tree.calls_by_id, lambda: None)
-        self.steps = self._loader(tree.own_steps, tree.Steps)
-        self.meter_book = tree.MeterBook()
-        self.meter = self._loader(self.meter_book.load, tree.Spend)
-        self.child_count = self._loader(pages.child_counts, int)
-        self.subtree_count = self._loader(pages.subtree_counts, int)
         self._pages: dict[tuple, Loader] = {}
-        self.checkpoint = self._loader(checkpoints.latest, lambda: None)
         self._trace: dict[Columns, Loader] = {}
         self._readable: dict[uuid.UUID, frozenset] = {}
         self._groups: dict[frozenset, frozenset] = {}
         self.read_down: set[uuid.UUID] = set()
+
+    @cached_property
+    def task(self) -> Loader:
+        return self._loader(tree.tasks_by_id, lambda: None)
+
+    @cached_property
+    def children(self) -> Loader:
+        return self._loader(tree.children_of, list)
+
+    @cached_property
+    def subtree(self) -> Loader:
+        return self._loader(tree.subtrees_of, list)
+
+    @cached_property
+    def tree(self) -> Loader:
+        return self._loader(tree.trees_of, list)
+
+    @cached_property
+    def call(self) -> Loader:
+        return self._loader(tree.calls_by_id, lambda: None)
+
+    @cached_property
+    def steps(self) -> Loader:
+        return self._loader(tree.own_steps, tree.Steps)
+
+    @cached_property
+    def meter_book(self) -> tree.MeterBook:
+        return tree.MeterBook()
+
+    @cached_property
+    def meter(self) -> Loader:
+        return self._loader(self.meter_book.load, tree.Spend)
+
+    @cached_property
+    def child_count(self) -> Loader:
+        return self._loader(pages.child_counts, int)
+
+    @cached_property
+    def subtree_count(self) -> Loader:
+        return self._loader(pages.subtree_counts, int)
+
+    @cached_property
+    def checkpoint(self) -> Loader:
+        return self._loader(checkpoints.latest, lambda: None)
 
     def _loader(self, fetch: Callable[..., Awaitable[dict]], empty: Callable[[], Any], *args: Any) -> Loader:
         async def read(keys: Sequence[Any]) -> dict:

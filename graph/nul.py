@@ -31,6 +31,7 @@ from graphql import (
     type_from_ast,
     visit,
 )
+import orjson
 from strawberry.extensions import SchemaExtension
 
 from models.errors import BadInput
@@ -92,13 +93,23 @@ def _literal_path(ancestors: list[Any], key: Any) -> str:
     return "".join(parts) or "argument"
 
 
+def may_hold_nul(variables: dict[str, Any]) -> bool:
+    """Whether a text in `variables` may hold NUL: JSON writes every NUL as `\\u0000`, so variables whose JSON has
+    none hold none, and only those that do are walked (a text holding a backslash then `u0000` is walked too)."""
+    try:
+        return b"\\u0000" in orjson.dumps(variables)
+    except orjson.JSONEncodeError:
+        return True
+
+
 def nul_paths(
     schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, variables: dict[str, Any],
     escapes: bool = True,
 ) -> Iterator[str]:
     """Every argument path where a text holds NUL: in `operation`'s variables, and in the document's literals
     (fragments included) when it has `escapes`, since a NUL can only be written into a document as one."""
-    for definition in operation.variable_definitions or ():
+    walked = (operation.variable_definitions or ()) if may_hold_nul(variables) else ()
+    for definition in walked:
         type_ = type_from_ast(schema, definition.type)
         name = definition.variable.name.value
         if type_ is not None and name in variables:

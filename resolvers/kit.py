@@ -15,7 +15,7 @@ from models.errors import BadInput, Conflict, NotFound
 from models.vocabulary import LineKind, TaskStatus
 from resolvers.events import publish_task
 from resolvers.made_task import new_task
-from resolvers.withheld import agent_logging, withheld_reason
+from resolvers.withheld import withheld_reason
 from resolvers.write_path import append, append_many, insert_rows, kit_write, lock_tree, now, running_task, task_of
 
 TASK_STATUSES = {TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.STOPPED}
@@ -158,10 +158,6 @@ async def record_tool_result(principal: Principal | None, data: dict[str, Any]) 
     return await _one_line(principal, "recordToolResult", data, lines.tool_result)
 
 
-async def _task_withheld(tenant: str, task: AgentTask, conn: Any) -> str | None:
-    return withheld_reason(await agent_logging(tenant, task.agent, conn))
-
-
 async def ask_for_help(principal: Principal | None, data: dict[str, Any]) -> AgentHelp:
     async def body(kit: Principal, conn: Any) -> AgentHelp:
         question = checks.text("question", data.get("question"), checks.TEXT_CHARS, required=True)
@@ -171,9 +167,10 @@ async def ask_for_help(principal: Principal | None, data: dict[str, Any]) -> Age
             asked_at=now(),
         )
         if data.get("task") is not None:
-            task, root = await running_task(kit.tenant, "task", data["task"], conn)
+            running = await running_task(kit.tenant, "task", data["task"], conn)
+            task, root = running.task, running.root
             help.task_id, help.root_id = task.id, root.id
-            help.withheld = await _task_withheld(kit.tenant, task, conn)
+            help.withheld = withheld_reason(running.logging)
             help.question = None if help.withheld else question
             await help.save(using_db=conn, force_create=True)
             line = TraceEvent(
@@ -200,7 +197,7 @@ async def send_back(principal: Principal | None, data: dict[str, Any]) -> AgentH
             raise NotFound(f"help: no help request {help_id}.", field="help")
         root = None
         if help.task_id is not None:
-            task, root = await running_task(kit.tenant, "help", str(help.task_id), conn)
+            root = (await running_task(kit.tenant, "help", str(help.task_id), conn)).root
         help = await AgentHelp.filter(id=help_id, tenant=kit.tenant).using_db(conn).select_for_update().get()
         if help.erased_at is not None:
             raise Conflict(f"help: help request {help_id} was erased; it takes no answer.", field="help")
@@ -233,8 +230,9 @@ async def end_task(principal: Principal | None, data: dict[str, Any]) -> AgentTa
         outcome = checks.text("outcome", data.get("outcome"))
         result = checks.json_text("result", data.get("result"))
         summary = checks.text("summary", data.get("summary"))
-        task, root = await running_task(kit.tenant, "task", data.get("task"), conn)
-        reason = await _task_withheld(kit.tenant, task, conn)
+        running = await running_task(kit.tenant, "task", data.get("task"), conn)
+        task, root = running.task, running.root
+        reason = withheld_reason(running.logging)
         task.status, task.outcome, task.ended_at = status, outcome, now()
         task.result = None if reason else result
         await AgentTask.filter(id=task.id, tenant=kit.tenant).using_db(conn).update(

@@ -18,7 +18,7 @@ from models.line_columns import UUID_COLUMNS
 from models.vocabulary import LineKind
 from permissions.principal import Principal
 from resolvers import checks, prices, sentences
-from resolvers.withheld import agent_logging, withheld_reason
+from resolvers.withheld import withheld_reason
 from resolvers.write_path import (
     LINE_COLUMNS,
     append_many,
@@ -189,8 +189,8 @@ async def record(
 
     async def body(kit: Principal, conn: Any) -> Recorded:
         checked = check()
-        task, root = await running_task(kit.tenant, "task", data.get("task"), conn)
-        logging = await agent_logging(kit.tenant, task.agent, conn)
+        running = await running_task(kit.tenant, "task", data.get("task"), conn)
+        task, root, logging = running.task, running.root, running.logging
         turn = await _next_turn(task, conn) if any(d.call and d.by_tool is None for d in checked) else 0
         every_line = withheld_reason(logging)
         task_id = str(task.id)

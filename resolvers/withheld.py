@@ -2,19 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from models.db import placeholders
 from models.vocabulary import WithheldReason
 from resolvers import settings
-
-AGENT_LOGGING = 'SELECT "logging" FROM "agent" WHERE "tenant" = $1 AND "name" = $2'
-
-
-async def agent_logging(tenant: str, agent: str, conn: Any) -> str | None:
-    """The agent's logging mode, read on every append, so written out."""
-    rows = await conn.execute_query_dict(placeholders(conn, AGENT_LOGGING), [tenant, agent])
-    return rows[0]["logging"] if rows else None
 
 
 def withheld_reason(logging: str | None, classification: str | None = None) -> WithheldReason | None:

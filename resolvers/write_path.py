@@ -114,27 +114,43 @@ async def lock_tree(root_id: uuid.UUID, tenant: str, conn: Any) -> AgentTask:
 
 
 LOCK_ROOT_OF = (
-    'SELECT * FROM "agent_task" WHERE "tenant" = $1 '
-    'AND "id" = (SELECT "root_id" FROM "agent_task" WHERE "id" = $2 AND "tenant" = $3)'
+    'SELECT "root".*, (SELECT "agent"."logging" FROM "agent" JOIN "agent_task" AS "task" ON "agent"."name" = '
+    '"task"."agent" WHERE "agent"."tenant" = $1 AND "task"."tenant" = $2 AND "task"."id" = $3) AS "agent_logging" '
+    'FROM "agent_task" AS "root" WHERE "root"."tenant" = $4 '
+    'AND "root"."id" = (SELECT "root_id" FROM "agent_task" WHERE "id" = $5 AND "tenant" = $6)'
 )
 
 
-async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> tuple[AgentTask, AgentTask]:
-    """The task, re-read under its tree's lock, and the locked root. An ended task takes no more lines.
+@dataclass(frozen=True, slots=True)
+class Running:
+    """A running task, re-read under its tree's lock; the locked root; the logging mode of the task's agent (None
+    for an agent that is not registered, as a span's may not be)."""
 
-    The root is found and locked in one statement, written out because it runs on every append; a sub-task
-    is read once more, under the lock.
+    task: AgentTask
+    root: AgentTask
+    logging: str | None
+
+
+async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> Running:
+    """The task under its tree's lock. An ended task takes no more lines.
+
+    The root is found and locked, and the agent's logging read, in one statement, written out because it runs on
+    every append; a sub-task is read once more, under the lock. The logging mode is read as the statement began,
+    before any wait for the lock: a registerAgent answered before this write was sent is seen.
     """
     tid = checks.uuid_of(field, task_id)
-    locking = " FOR UPDATE" if conn.capabilities.dialect == "postgres" else ""
-    rows = await conn.execute_query_dict(placeholders(conn, LOCK_ROOT_OF + locking), [tenant, str(tid), tenant])
+    locking = ' FOR UPDATE OF "root"' if conn.capabilities.dialect == "postgres" else ""
+    rows = await conn.execute_query_dict(
+        placeholders(conn, LOCK_ROOT_OF + locking), [tenant, tenant, str(tid), tenant, str(tid), tenant]
+    )
     if not rows:
         raise NotFound(f"{field}: no task {tid}.", field=field)
+    logging = rows[0].pop("agent_logging")
     root = AgentTask._init_from_db(**rows[0])
     task = root if root.id == tid else await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).get()
     if task.status != TaskStatus.RUNNING:
         raise Conflict(f"{field}: task {task.id} has ended ({task.status}); it takes no more lines.", field=field)
-    return task, root
+    return Running(task, root, logging)
 
 
 async def move_head(root: AgentTask, length: int, head: str, conn: Any) -> None:

@@ -57,7 +57,7 @@ async def test_a_line_appended_reads_back_the_same_as_a_model_a_verified_line_an
     task = (await shop.start())["id"]
     step = await a_step(task)
     async with in_transaction() as conn:
-        _, root = await running_task(shop.tenant, "task", task, conn)
+        root = (await running_task(shop.tenant, "task", task, conn)).root
         (row,) = await append_many(root, [step], conn)
     root_id = (await AgentTask.get(id=task)).root_id
 

@@ -6,6 +6,7 @@ from models import RegisteredAgent, TraceEvent
 from tests.shop import Shop
 
 REGISTER = "mutation($input: RegisterAgentInput!) { registerAgent(input: $input) { name } }"
+RECORD_LINES = "mutation($input: RecordLinesInput!) { recordLines(input: $input) { lastSeq } }"
 
 
 @pytest.mark.parametrize(("input", "named"), [
@@ -64,3 +65,27 @@ async def test_a_nul_in_a_fragment_is_refused(client):
     error = (await client.post(query, token=shop.noor))["errors"][0]
 
     assert error["extensions"]["code"] == "BAD_INPUT" and error["message"].startswith("filter.skill")
+
+
+async def test_a_nul_deep_in_a_batch_is_refused_where_it_is_and_nothing_of_the_batch_is_written(client):
+    shop = Shop(client)
+    await shop.setup()
+    task = (await shop.start())["id"]
+    lines = [{"toolCall": {"tool": "PartsFor", "input": {"n": n}}} for n in range(40)]
+    lines[37]["toolCall"]["toolCallId"] = "c\u000037"
+
+    error = await shop.client.error(RECORD_LINES, {"input": {"task": task, "lines": lines}}, shop.kit)
+
+    assert error["extensions"]["code"] == "BAD_INPUT"
+    assert error["extensions"]["field"] == "input.lines[37].toolCall.toolCallId"
+    assert await TraceEvent.filter(task_id=task).count() == 1
+
+
+async def test_a_backslash_written_before_u0000_is_text_not_a_nul_and_is_kept(client):
+    shop = Shop(client)
+
+    purpose = "Reads \\u0000 as six characters."
+    registered = await client.ok(REGISTER, {"input": {"name": "Estimator", "purpose": purpose}}, shop.kit)
+
+    assert registered == {"registerAgent": {"name": "Estimator"}}
+    assert (await RegisteredAgent.get(tenant=shop.tenant)).purpose == purpose
