@@ -85,6 +85,7 @@ BUILT_WITH: dict[str, Patch] = {
     "coroutines started at once": lambda: patched(
         graph.schema, TreeExecution=executor_without("complete_awaitable_value")),
     "lists completed in one loop": lambda: patched(graph.schema, TreeExecution=executor_without("complete_list_value")),
+    "null defaults left out (arguments.py)": lambda: patched(graph.schema, null_defaults_left_out=lambda *_: None),
 }
 """Shortcuts taken out when the app's schema is built."""
 

@@ -22,6 +22,7 @@ from strawberry.tools import merge_types
 from graph.batch_mutation import BatchMutation
 from graph.erasure import ErasureMutation, ErasureQuery
 from graph.errors import ErrorCodes, request_id_of, shape
+from graph.fast.arguments import null_defaults_left_out
 from graph.fast.execution import TreeExecution
 from graph.mutation import KitMutation
 from graph.prices import PriceMutation, PriceQuery
@@ -108,6 +109,8 @@ def build_schema() -> strawberry.Schema:
         execution_context_class=TreeExecution if fast else None,
     )
     schema.fast = fast
+    if fast:
+        null_defaults_left_out(schema._schema, schema.config.name_converter)
     one_of_checked_by_graphql_core(schema)
     return schema
 
