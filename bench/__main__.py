@@ -146,8 +146,8 @@ async def export_figures(url: str) -> list[Figure]:
     return [
         higher_is_better("export_stream", found["export_lines_per_s"], found["baseline_lines_per_s"], "lines/s", 0.5,
                          of_baseline=True),
-        Figure("export_stream_vs_raw_read", round(found["export_lines_per_s"], 3), round(found["raw_read_lines_per_s"], 3),
-               "lines/s", "information only", True),
+        Figure("export_stream_vs_raw_read", round(found["export_lines_per_s"], 3),
+               round(found["raw_read_lines_per_s"], 3), "lines/s", "information only", True),
         memory,
         lower_is_better("verify_offline", found["offline_s"], found["hashlib_s"], "CPU s", 1.5),
     ]
