@@ -1,7 +1,9 @@
 """Export and offline verification of a 1,000,000-line chain.
 
-- export: `GET /export/{root}` streamed over HTTP from one `agentlog serve` process, against a raw asyncpg read of
-  the same rows in the same keyset pages; and how far the export raised the server's peak resident memory.
+- export: `GET /export/{root}` streamed over HTTP from one `agentlog serve` process, against the same lines streamed
+  by a plain Starlette route served the same way (`bench/export_baseline.py`), read by the same client; beside it,
+  for information, a raw asyncpg read of the same rows in the same keyset pages in this process; and how far the
+  export raised the server's peak resident memory.
 - offline verification: `check_export` over the exported file, against hashlib over the same bytes (each line
   parsed with the same JSON parser, its two commitments and its line hash recomputed, nothing else checked).
 """
@@ -9,6 +11,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import statistics
 import sys
@@ -23,6 +26,7 @@ import orjson
 
 from bench import verify
 from bench.common import TENANT, raw_commit, raw_line_hash
+from bench.export_baseline import baseline_process
 from bench.ingest import SECRET, server_process
 from models.chain import GENESIS
 from models.export_check import check_export
@@ -158,12 +162,22 @@ def spread(values: list[float]) -> str:
     return f"{min(values):.2f}-{max(values):.2f}"
 
 
+def same_lines(ours: Path, theirs: Path) -> None:
+    """Both exports hold the same bytes after their headers (which differ only in when they were made)."""
+    with open(ours, "rb") as a, open(theirs, "rb") as b:
+        next(a), next(b)
+        for mine, raw in itertools.zip_longest(a, b):
+            if mine != raw:
+                raise AssertionError(f"agentlog's export and the baseline's differ: {mine!r} against {raw!r}")
+
+
 async def measure(url: str, lines: int = STREAMED, runs: int = RUNS) -> dict:
     signing_key()
     root = await build(url, lines)
-    out = Path(tempfile.mkdtemp(prefix="agentlog-bench-")) / "export.jsonl"
+    folder = Path(tempfile.mkdtemp(prefix="agentlog-bench-"))
+    out, raw_out = folder / "export.jsonl", folder / "baseline.jsonl"
     try:
-        async with server_process(url, workers=1) as (base, pid):
+        async with server_process(url, workers=1) as (base, pid), baseline_process(url) as raw_base:
             token = await auditor(base)
             async with httpx.AsyncClient(base_url=base) as http:
                 await http.get(f"/export/{uuid.uuid4()}", headers={"Authorization": f"Bearer {token}"})
@@ -172,13 +186,17 @@ async def measure(url: str, lines: int = STREAMED, runs: int = RUNS) -> dict:
             added = memory_mb(pid, "VmHWM") - before
             if count != lines:
                 raise AssertionError(f"the export held {count} lines, not {lines}")
-            ours, theirs = [], []
+            await http_export(raw_base, token, root, raw_out)
+            same_lines(out, raw_out)
+            raw_out.unlink()
+            ours, theirs, read = [], [], []
             raw = await asyncpg.connect(url)
             try:
                 await raw_read(raw, root)
                 for _ in range(runs):
-                    theirs.append(lines / (await raw_read(raw, root))[0])
+                    theirs.append(lines / (await http_export(raw_base, token, root))[0])
                     ours.append(lines / (await http_export(base, token, root))[0])
+                    read.append(lines / (await raw_read(raw, root))[0])
             finally:
                 await raw.close()
         checked, hashed = [], []
@@ -187,16 +205,20 @@ async def measure(url: str, lines: int = STREAMED, runs: int = RUNS) -> dict:
             hashed.append(hashlib_baseline(out)[0])
         return {
             "lines": lines, "export_bytes": out.stat().st_size,
-            "export_lines_per_s": statistics.median(ours), "raw_lines_per_s": statistics.median(theirs),
-            "export_spread": spread(ours), "raw_spread": spread(theirs),
+            "export_lines_per_s": statistics.median(ours), "baseline_lines_per_s": statistics.median(theirs),
+            "raw_read_lines_per_s": statistics.median(read),
+            "export_spread": spread(ours), "baseline_spread": spread(theirs), "raw_read_spread": spread(read),
             "memory_added_mb": round(added, 1), "memory_before_mb": round(before, 1),
             "offline_s": statistics.median(checked), "hashlib_s": statistics.median(hashed),
             "offline_spread": spread(checked), "hashlib_spread": spread(hashed),
             "export_ratios": [round(o / t, 3) for o, t in zip(ours, theirs)],
+            "raw_read_ratios": [round(o / r, 3) for o, r in zip(ours, read)],
             "offline_ratios": [round(c / h, 3) for c, h in zip(checked, hashed)],
         }
     finally:
         out.unlink(missing_ok=True)
+        raw_out.unlink(missing_ok=True)
+        folder.rmdir()
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+from strawberry.schema.name_converter import NameConverter
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext as Stock
 from tortoise import Tortoise
 
@@ -85,6 +86,8 @@ BUILT_WITH: dict[str, Patch] = {
     "coroutines started at once": lambda: patched(
         graph.schema, TreeExecution=executor_without("complete_awaitable_value")),
     "lists completed in one loop": lambda: patched(graph.schema, TreeExecution=executor_without("complete_list_value")),
+    "null defaults left out (arguments.py)": lambda: patched(graph.schema, null_defaults_left_out=lambda *_: None),
+    "argument names kept (arguments.py)": lambda: patched(graph.schema, RememberedArgumentNames=NameConverter),
 }
 """Shortcuts taken out when the app's schema is built."""
 

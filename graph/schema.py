@@ -15,6 +15,7 @@ from strawberry.extensions import (
     ValidationCache,
 )
 from strawberry.schema.config import StrawberryConfig
+from strawberry.schema.name_converter import NameConverter
 from strawberry.schema.schema import DEFAULT_ALLOWED_OPERATION_TYPES
 from strawberry.types.graphql import OperationType
 from strawberry.tools import merge_types
@@ -22,6 +23,7 @@ from strawberry.tools import merge_types
 from graph.batch_mutation import BatchMutation
 from graph.erasure import ErasureMutation, ErasureQuery
 from graph.errors import ErrorCodes, request_id_of, shape
+from graph.fast.arguments import RememberedArgumentNames, null_defaults_left_out
 from graph.fast.execution import TreeExecution
 from graph.mutation import KitMutation
 from graph.prices import PriceMutation, PriceQuery
@@ -104,10 +106,13 @@ def build_schema() -> strawberry.Schema:
         mutation=merge_types("Mutation", MUTATIONS),
         subscription=Subscription,
         extensions=[RequestOutcome, *limits, *document_caches(), RefuseNul, *routed_operations(), ErrorCodes],
-        config=StrawberryConfig(scalar_map=SCALARS),
+        config=StrawberryConfig(scalar_map=SCALARS,
+                                name_converter=RememberedArgumentNames() if fast else NameConverter()),
         execution_context_class=TreeExecution if fast else None,
     )
     schema.fast = fast
+    if fast:
+        null_defaults_left_out(schema._schema, schema.config.name_converter)
     one_of_checked_by_graphql_core(schema)
     return schema
 

@@ -136,6 +136,10 @@ HAND_WRITTEN = [
     ("literal pages", "query($id: ID!) { task(id: $id) { children(first: 2) { id childCount } record(first: 3) "
                       "{ seq contentAccess withheldReason task { id agent skill } call { costSource } } "
                       "later: record(first: 2, after: 1) { seq payload call { id } } } }"),
+    ("null arguments", "query($id: ID!, $none: Int) { task(id: $id) { children(first: null, after: null) { id "
+                       "trace(first: $none, after: null) { seq } subtree(first: null) { id } } calls(after: null) "
+                       "{ id } record(first: $none) { seq } } tasks(after: null, filter: null) "
+                       "{ edges { node { id } } } }"),
     ("include and skip", "query($id: ID!, $yes: Boolean!) { task(id: $id) { id about @include(if: $yes) "
                          "given @skip(if: $yes) record { seq summary @skip(if: false) } } }"),
     ("filters", 'query { tasks(first: 10, filter: {status: DONE, rootsOnly: true}) { edges { cursor node { id '
@@ -208,7 +212,8 @@ def test_the_setting_chooses_the_executor(monkeypatch):
 
 async def test_both_executors_answer_the_corpus_byte_for_byte_alike(client, two_executors):
     world = await build_world(client)
-    variables = {"id": world.root, "other": world.erased, "quiet": world.withheld, "help": world.help, "yes": True}
+    variables = {"id": world.root, "other": world.erased, "quiet": world.withheld, "help": world.help, "yes": True,
+                 "none": None}
     compared = 0
     errors_seen = denied_seen = 0
     for name, query in corpus():
