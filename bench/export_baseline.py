@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
-import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
@@ -26,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
-from bench.ingest import ROOT, answering, free_port
+from bench.ingest import running
 from models.chain import rfc3339
 from resolvers.verify import BATCH, COLUMNS
 
@@ -101,28 +99,10 @@ def app() -> Starlette:
 @asynccontextmanager
 async def baseline_process(url: str) -> AsyncIterator[str]:
     """The baseline service on a free loopback port, stopped on leaving; yields its base URL."""
-    port = free_port()
-    log = tempfile.NamedTemporaryFile(prefix="agentlog-bench-baseline-", suffix=".log", delete=False)
-    server = subprocess.Popen(
-        [sys.executable, "-c", "import sys, uvicorn; uvicorn.run('bench.export_baseline:app', factory=True, "
-         "host='127.0.0.1', port=int(sys.argv[1]), workers=1, log_config=None, access_log=False)", str(port)],
-        cwd=ROOT, env={**os.environ, "AGENTLOG_DATABASE_URL": url, "MALLOC_TOP_PAD_": str(TOP_PAD)},
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        await answering(server, base, log.name)
+    def argv(port: int) -> list[str]:
+        return [sys.executable, "-c", "import sys, uvicorn; uvicorn.run('bench.export_baseline:app', factory=True, "
+                "host='127.0.0.1', port=int(sys.argv[1]), workers=1, log_config=None, access_log=False)", str(port)]
+
+    env = {**os.environ, "AGENTLOG_DATABASE_URL": url, "MALLOC_TOP_PAD_": str(TOP_PAD)}
+    async with running(argv, env, "the baseline") as (base, _):
         yield base
-    except BaseException:
-        print(f"the baseline's log is in {log.name}", file=sys.stderr)
-        raise
-    else:
-        os.unlink(log.name)
-    finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()

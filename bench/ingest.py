@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,24 +97,18 @@ AGENTLOG_SERVE = ("graph.cli", "serve")
 
 
 @asynccontextmanager
-async def server_process(
-    url: str, workers: int = WORKERS, command: tuple[str, ...] = AGENTLOG_SERVE
-) -> AsyncIterator[tuple[str, int]]:
-    """`agentlog serve` (or another module's `command` taking the same options) on a free loopback port, stopped
-    on leaving; yields its base URL and process id. Its log is kept only when something failed."""
+async def running(argv: Callable[[int], list[str]], env: dict[str, str], what: str) -> AsyncIterator[tuple[str, int]]:
+    """The process `argv(port)` starts, serving HTTP on a free loopback port, stopped on leaving; yields its base
+    URL and process id. Its log is kept only when something failed, and then `what` names it."""
     port = free_port()
-    env = {**os.environ, "AGENTLOG_DATABASE_URL": url, "AGENTLOG_JWT_SECRET": SECRET}
     log = tempfile.NamedTemporaryFile(prefix="agentlog-bench-serve-", suffix=".log", delete=False)
-    server = subprocess.Popen(
-        [sys.executable, "-m", *command, "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
+    server = subprocess.Popen(argv(port), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         await answering(server, base, log.name)
         yield base, server.pid
     except BaseException:
-        print(f"the server's log is in {log.name}", file=sys.stderr)
+        print(f"{what}'s log is in {log.name}", file=sys.stderr)
         raise
     else:
         os.unlink(log.name)
@@ -126,6 +120,20 @@ async def server_process(
             server.kill()
             server.wait()
         log.close()
+
+
+@asynccontextmanager
+async def server_process(
+    url: str, workers: int = WORKERS, command: tuple[str, ...] = AGENTLOG_SERVE
+) -> AsyncIterator[tuple[str, int]]:
+    """`agentlog serve` (or another module's `command` taking the same options) on a free loopback port, stopped
+    on leaving; yields its base URL and process id."""
+    def argv(port: int) -> list[str]:
+        return [sys.executable, "-m", *command, "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
+
+    env = {**os.environ, "AGENTLOG_DATABASE_URL": url, "AGENTLOG_JWT_SECRET": SECRET}
+    async with running(argv, env, "the server") as served_at:
+        yield served_at
 
 
 @asynccontextmanager
