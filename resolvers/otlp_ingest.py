@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -101,17 +100,6 @@ class PlannedLine:
 
     def sort_key(self) -> tuple:
         return (self.task.root_id, self.sorts_at or self.at, self.rank, self.order)
-
-
-VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
-
-
-def random_ids(n: int) -> list[str]:
-    """`n` random (version 4) UUIDs as text, from one read of the system's randomness: a model call's meter row
-    is made for each call placed."""
-    digits = os.urandom(16 * n).hex()
-    return [f"{d[:8]}-{d[8:12]}-4{d[13:16]}-{VARIANT[d[16]]}{d[17:20]}-{d[20:32]}"
-            for d in (digits[at:at + 32] for at in range(0, 32 * n, 32))]
 
 
 def waiting_row(tenant: str, span: Mapped, received_us: int) -> tuple:
@@ -407,19 +395,18 @@ class Placing:
         calls: list[tuple] = []
         by_root: dict[uuid.UUID, list[Step]] = {}
         ids = {task.id: str(task.id) for task in self.tasks.values()}
-        call_ids = iter(random_ids(sum(planned.call is not None for planned in self.planned)))
         for n, planned in enumerate(self.planned, 1):
             if n % (BREATHE_EVERY * 8) == 0:
                 await db.breathe()
             task, call = planned.task, planned.call
             task_id, call_id = ids[task.id], None
             if call is not None:
-                call_id = next(call_ids)
+                call_id = uuid.uuid4()
                 turn = None
                 if planned.by_tool is None:
                     turn = turns[task.id] = turns.get(task.id, 0) + 1
                 calls.append((
-                    call_id, self.tenant, task_id, task.path, turn, task.agent, call["model"],
+                    str(call_id), self.tenant, task_id, task.path, turn, task.agent, call["model"],
                     call["provider"], call["route_rule"], call["attempts"], call["input_tokens"],
                     call["output_tokens"], call["cost_micros"], call["duration_ms"], planned.at, planned.by_tool,
                     call["cost_source"], call["cached_input_tokens"],

@@ -167,12 +167,12 @@ class Step:
 
     line: Line
     withheld: str | None = None
-    call_id: uuid.UUID | str | None = None
+    call_id: uuid.UUID | None = None
     by_tool: str | None = None
 
 
 def new_step(kind: str, task: str, at: datetime, summary: str | None, payload: str | None, figures: tuple,
-             withheld: str | None = None, call_id: uuid.UUID | str | None = None, by_tool: str | None = None) -> Step:
+             withheld: str | None = None, call_id: uuid.UUID | None = None, by_tool: str | None = None) -> Step:
     """A step whose line is not sealed yet; `figures` are the line's FIGURES, in that order."""
     line = Line(0, kind, task, at, summary, payload, None, None, "", "", "", "", *figures)
     return Step(line, withheld, call_id, by_tool)

@@ -3,7 +3,6 @@ line by line: the salts sealed, the chain that verifies, and version 4 UUIDs."""
 
 import copy
 import os
-import uuid
 from datetime import datetime, timedelta, timezone
 
 from hypothesis import given
@@ -12,7 +11,6 @@ from hypothesis import strategies as st
 from models.chain import GENESIS, Line, seal
 from models.chain_check import check_chain
 from models.line_columns import INSERTED
-from resolvers.otlp_ingest import random_ids
 from resolvers.write_path import new_step, seal_steps
 
 START = datetime(2026, 12, 2, 9, 0, tzinfo=timezone.utc)
@@ -76,21 +74,3 @@ def test_salts_given_seal_as_the_salts_drawn_inside():
     given_salts = seal(line(1, "Everyday answered.", '{"messages":null}'), GENESIS, drawn.given[0].hex())
 
     assert given_salts == inside
-
-
-@given(raw=st.lists(st.binary(min_size=16, max_size=16), max_size=20))
-def test_model_call_ids_are_the_uuid4_of_the_same_bytes(raw):
-    os.urandom = lambda n: b"".join(raw)[:n]
-    try:
-        ids = random_ids(len(raw))
-    finally:
-        os.urandom = _urandom
-
-    assert ids == [str(uuid.UUID(bytes=chunk, version=4)) for chunk in raw]
-
-
-def test_model_call_ids_are_distinct_version_4_uuids():
-    ids = random_ids(1000)
-
-    assert len(set(ids)) == 1000
-    assert all(uuid.UUID(one).version == 4 and uuid.UUID(one).variant == uuid.RFC_4122 for one in ids)
