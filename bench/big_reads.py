@@ -7,7 +7,9 @@ Every read is made over HTTP to the same `agentlog serve` process that took the 
 - `record`: `record(first: 5000)` paged to the end, each line with its own fields as the inspector's step list
   asks them (the step list also asks each line's task and meter row, which this read leaves out);
 - `inspector`: /inspect/{root} in Debian's headless Chromium, a fresh browser context each run, until the heading
-  and the root's first page of children are painted (by the page's own clock, from navigation start);
+  and the root's first page of children are painted (by the page's own clock, from navigation start); after the
+  paint the page is left to finish what it reads next (the tree's cost and its chain check, which for this tree
+  take the server a second or two) before its context closes, so that each visit starts on an idle server;
 - `export_verify`: `GET /export/{root}` written to a file, then `agentlog verify --file` with the server's
   verifier key as a separate process, one clock over both.
 """
@@ -104,6 +106,7 @@ async def first_paint_ms(base: str, token: str, root: str, nodes: int, runs: int
                         await asyncio.sleep(0.01)
                     if run:
                         out.append(await page.evaluate("() => performance.now()"))
+                    await page.wait_for_load_state("networkidle", timeout=600_000)
                 finally:
                     await context.close()
         finally:

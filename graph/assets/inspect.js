@@ -43,15 +43,15 @@ function Header({ viewer, onSignOut }) {
 function App() {
   const [state, setState] = useState({ phase: "checking" });
   const check = async (signedIn = null) => {
-    const org = await organisation().catch(() => null);
-    if (signedIn) return setState({ phase: "out", problem: signedIn, org });
-    if (!token.get()) return setState({ phase: "out", problem: "Not signed in.", org });
+    const org = organisation().catch(() => null);
+    if (signedIn) return setState({ phase: "out", problem: signedIn, org: await org });
+    if (!token.get()) return setState({ phase: "out", problem: "Not signed in.", org: await org });
     try {
       setState({ phase: "in", viewer: await me() });
     } catch (error) {
       const problem = /expired/i.test(error.message) ? "Token expired. Paste a fresh token to go on."
         : error.code === "UNAUTHENTICATED" ? `Not signed in: ${error.message}` : error.message;
-      setState({ phase: "out", problem, org });
+      setState({ phase: "out", problem, org: await org });
     }
   };
   useEffect(() => { finishSignIn().then(check); }, []);
