@@ -35,7 +35,8 @@ DEPTH, FAN_OUT, BATCH = 6, 4, 512
 READ_RUNS = 3
 GIVE_UP_S = 1800
 ROOT = """{ tasks(filter: { rootsOnly: true, agent: "Estimator" }, first: 1) {
-  edges { node { id chainLength subtreeCount cost { allInModelCalls } } } } }"""
+  edges { node { id chainLength subtreeCount } } } }"""
+COST = """query($id: ID!) { task(id: $id) { cost { allInModelCalls } } }"""
 
 
 def shape(spans: int) -> tuple[int, list[int], list[int]]:
@@ -102,6 +103,7 @@ def send(base: str, spans: list[ReadableSpan]) -> dict:
                                 timeout=600)
     latencies = []
     llms = sum(1 for span in spans if span.name.startswith("chat"))
+    lines = 2 * len(spans) - llms
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {kit}"}, timeout=600) as http:
         gc.collect()
         start = time.perf_counter()
@@ -113,9 +115,11 @@ def send(base: str, spans: list[ReadableSpan]) -> dict:
         acknowledged = time.perf_counter() - start
         while True:
             edges = http.post("/graphql", json={"query": ROOT}).json()["data"]["tasks"]["edges"]
-            if edges and edges[0]["node"]["cost"]["allInModelCalls"] == llms:
+            if edges and edges[0]["node"]["chainLength"] == lines:
                 root = edges[0]["node"]
-                break
+                cost = http.post("/graphql", json={"query": COST, "variables": {"id": root["id"]}}).json()
+                if cost["data"]["task"]["cost"]["allInModelCalls"] == llms:
+                    break
             if time.perf_counter() - start > GIVE_UP_S:
                 raise RuntimeError(f"the trace was not readable whole after {GIVE_UP_S} s")
             time.sleep(0.5)

@@ -11,7 +11,6 @@ is the order placed. Where spans go is decided in `otlp_place`; what is read and
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -201,7 +200,7 @@ class Placing:
             {stand_in_id} if stand_in_id else set())
         tasks_read = db.send(self.existing(existing))
         db.send(otlp_store.wait(self.conn, waiting))
-        self.bodies = {row["span_id"]: json.loads(row["body"]) for row in await stored}
+        self.bodies = {row["span_id"]: fast_json.loads(row["body"].encode()) for row in await stored}
         self.bodies.update((sid, known[sid].body()) for sid in found if sid in known)
         await tasks_read
         for sid, target in found.items():
