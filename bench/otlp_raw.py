@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import uuid
 from collections import defaultdict
 from contextlib import asynccontextmanager
 
