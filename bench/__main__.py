@@ -20,8 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import (
-    big, citus, export, ingest, ingest_baseline, ingest_kit, ingest_raw, otlp, paging, replicas, standalone, verify,
-    verify_under_load,
+    big, citus, export, ingest, ingest_baseline, ingest_kit, ingest_raw, otlp, otlp_raw, paging, replicas, standalone,
+    verify, verify_under_load,
 )
 from bench.common import (
     SERVER,
@@ -131,23 +131,44 @@ async def verify_under_load_figure(url: str) -> Figure:
 
 
 async def otlp_figures(url: str, repeats: int = 9) -> list[Figure]:
-    """Each run ingests a new copy of the trace; agentlog and the baseline alternate, and the medians count."""
-    ours, theirs = [], []
+    """agentlog and its baseline both take the same exports over HTTP (bench/otlp_raw.py), each run a new copy of
+    the trace; they alternate, swapping order every run, and the medians count. The same rows written from the
+    spans in memory with no HTTP are kept as a figure for information. Every tree written over HTTP is then
+    verified by agentlog and counted: both sides stored as many tasks, lines and meter rows."""
+    ours, raws, unserved, roots = [], [], [], []
     conn = await otlp.warm(url)
     try:
-        async with ingest.served(url) as base:
+        async with ingest.served(url) as base, ingest.served(url, otlp_raw.COMMAND) as raw_base:
+            await asyncio.to_thread(otlp.ingest, base, otlp.make_spans())
+            await asyncio.to_thread(otlp.exported, raw_base, otlp.make_spans())
             for n in range(1, repeats + 1):
-                say(f"otlp ({n}/{repeats}): the baseline (asyncpg COPY), then {otlp.SPANS} spans by the OTLP exporter…")
-                theirs.append(otlp.SPANS / await otlp.baseline(conn, otlp.make_spans()))
-                spans = otlp.make_spans()
-                ours.append(otlp.SPANS / await asyncio.to_thread(otlp.ingest, base, spans))
+                say(f"otlp ({n}/{repeats}): {otlp.SPANS} spans by the OTLP exporter to agentlog and to the raw "
+                    f"receiver, then the baseline with no HTTP…")
+                for side in ("agentlog", "raw") if n % 2 else ("raw", "agentlog"):
+                    spans = otlp.make_spans()
+                    if side == "agentlog":
+                        seconds, root = await asyncio.to_thread(otlp.ingest, base, spans)
+                        ours.append(otlp.SPANS / seconds)
+                    else:
+                        raws.append(otlp.SPANS / await asyncio.to_thread(otlp.exported, raw_base, spans))
+                        root = str(otlp.root_of(spans[0].context.trace_id))
+                    roots.append(root)
+                unserved.append(otlp.SPANS / await otlp.baseline(conn, otlp.make_spans()))
+        await intact(roots, otlp.LINES)
+        counts = {await otlp.stored(conn, root) for root in roots}
+        if len(counts) != 1:
+            raise AssertionError(f"the trees stored differ in tasks, lines and meter rows: {counts}")
     finally:
         await conn.close()
-    say(f"otlp: agentlog {min(ours):,.0f}-{max(ours):,.0f} spans/s, baseline {min(theirs):,.0f}-{max(theirs):,.0f}")
-    mine, raw = statistics.median(ours), statistics.median(theirs)
+    say(f"otlp: agentlog {min(ours):,.0f}-{max(ours):,.0f} spans/s, raw receiver over HTTP "
+        f"{min(raws):,.0f}-{max(raws):,.0f}, without HTTP {min(unserved):,.0f}-{max(unserved):,.0f}; each tree "
+        f"{counts.pop()} tasks, lines, meter rows")
+    say("otlp: agentlog / raw receiver, run by run: " + ", ".join(f"{o / r:.3f}" for o, r in zip(ours, raws)))
+    mine, raw, raw_unserved = statistics.median(ours), statistics.median(raws), statistics.median(unserved)
     return [
         higher_is_better("otlp_ingest", mine, raw, "spans/s", 3300, of_baseline=False),
         higher_is_better("otlp_ingest_vs_raw", mine, raw, "spans/s", 0.5, of_baseline=True),
+        informational("otlp_ingest_no_http", mine, raw_unserved, "spans/s"),
     ]
 
 

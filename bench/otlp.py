@@ -1,5 +1,6 @@
 """OTLP ingest: one 1,000-span trace sent by the OpenTelemetry SDK's OTLP/HTTP exporter in 512-span batches,
-timed until all of it is readable through GraphQL; the baseline writes the same rows with asyncpg.
+timed until all of it is readable through GraphQL; the baseline takes the same exports over HTTP
+(bench/otlp_raw.py) and writes the rows `write_trace` writes, which are also written from the spans in memory.
 
 The shape is the peer benchmark's: depth 5, fan-out 4, 188 agent spans, 562 LLM spans and 250 tool spans,
 300-byte inputs and outputs. The spans are made first (in memory, in the order they end, as a running agent
@@ -16,7 +17,8 @@ import gc
 import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -108,35 +110,59 @@ def make_spans() -> list[ReadableSpan]:
     return spans
 
 
-def ingest(base: str, spans: list[ReadableSpan]) -> float:
-    """Seconds from the first export to the GraphQL answer that holds the whole trace: every task under the root,
-    every model call in its cost, every line in its chain."""
-    kit = issue_token("bench-kit", TENANT, kit=True, key=SECRET)
-    exporter = OTLPSpanExporter(endpoint=f"{base}/v1/traces", headers={"Authorization": f"Bearer {kit}"}, timeout=120)
-    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {kit}"}, timeout=120) as http:
+def kit_headers() -> dict[str, str]:
+    return {"Authorization": f"Bearer {issue_token('bench-kit', TENANT, kit=True, key=SECRET)}"}
+
+
+def exporter(base: str) -> OTLPSpanExporter:
+    return OTLPSpanExporter(endpoint=f"{base}/v1/traces", headers=kit_headers(), timeout=120)
+
+
+def send(sender: OTLPSpanExporter, spans: list[ReadableSpan]) -> None:
+    for at in range(0, len(spans), BATCH):
+        if sender.export(spans[at:at + BATCH]) != SpanExportResult.SUCCESS:
+            raise RuntimeError("the exporter did not deliver a batch")
+
+
+def ingest(base: str, spans: list[ReadableSpan]) -> tuple[float, str]:
+    """Seconds from the first export to the GraphQL answer that holds the whole trace (every task under the root,
+    every model call in its cost, every line in its chain), and the root's id."""
+    sender = exporter(base)
+    with httpx.Client(base_url=base, headers=kit_headers(), timeout=120) as http:
         known = {edge["node"]["id"] for edge in _graphql(http, ROOTS)["tasks"]["edges"]}
         gc.collect()
         start = time.perf_counter()
-        for at in range(0, len(spans), BATCH):
-            if exporter.export(spans[at:at + BATCH]) != SpanExportResult.SUCCESS:
-                raise RuntimeError("the exporter did not deliver a batch")
-        while not _whole(http, known):
+        send(sender, spans)
+        while (root := _whole(http, known)) is None:
             if time.perf_counter() - start > GIVE_UP_S:
                 raise RuntimeError(f"the trace was not readable whole after {GIVE_UP_S} s")
         seconds = time.perf_counter() - start
-    exporter.shutdown()
+    sender.shutdown()
+    return seconds, root
+
+
+def exported(base: str, spans: list[ReadableSpan]) -> float:
+    """Seconds from the first export until the last is answered: the raw receiver answers once its rows are
+    committed."""
+    sender = exporter(base)
+    gc.collect()
+    start = time.perf_counter()
+    send(sender, spans)
+    seconds = time.perf_counter() - start
+    sender.shutdown()
     return seconds
 
 
-def _whole(http: httpx.Client, known: set[str]) -> bool:
-    """Whether the newest root, read with its subtree and cost in one request as a frontend reads a tree, is
-    the trace just sent, whole."""
+def _whole(http: httpx.Client, known: set[str]) -> str | None:
+    """The newest root's id, once it, read with its subtree and cost in one request as a frontend reads a tree,
+    is the trace just sent, whole."""
     edges = _graphql(http, WHOLE)["tasks"]["edges"]
     if not edges or edges[0]["node"]["id"] in known:
-        return False
+        return None
     task = edges[0]["node"]
-    return (len(task["subtree"]) == AGENTS - 1 and task["cost"]["allInModelCalls"] == LLMS
-            and task["chainLength"] == LINES)
+    whole = (len(task["subtree"]) == AGENTS - 1 and task["cost"]["allInModelCalls"] == LLMS
+             and task["chainLength"] == LINES)
+    return task["id"] if whole else None
 
 
 def _graphql(http: httpx.Client, query: str, variables: dict | None = None) -> dict:
@@ -161,73 +187,112 @@ CALL_COLUMNS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Span:
+    """What the baselines' rows need of a span, whether the SDK made it or an export carried it."""
+
+    span_id: bytes | int
+    parent_id: bytes | int | None
+    name: str
+    start: int
+    end: int
+    attributes: Mapping[str, Any]
+
+
+def sdk_span(span: ReadableSpan) -> Span:
+    return Span(span.context.span_id, span.parent.span_id if span.parent else None, span.name, span.start_time,
+                span.end_time, span.attributes)
+
+
+def root_of(trace_id: bytes | int) -> uuid.UUID:
+    """A trace's root task id, its 128-bit trace id: the baselines make one tree of one trace, once."""
+    return uuid.UUID(bytes=trace_id) if isinstance(trace_id, bytes) else uuid.UUID(int=trace_id)
+
+
 def _time(ns: int) -> datetime:
     return datetime.fromtimestamp(ns / 1e9, timezone.utc)
 
 
 async def baseline(conn: asyncpg.Connection, spans: list[ReadableSpan]) -> float:
-    """The same tasks, lines, meter rows and signed checkpoint, hashed and written with asyncpg COPY in one
-    transaction, from the same spans; no parsing, mapping, waiting, access or reading back. The connection is
-    open and its types loaded (`warm`) before the clock starts, as a server's pooled connections are."""
+    """The trace's rows written by `write_trace` in one transaction from the same spans in memory: no export, no
+    HTTP, no parsing. The connection is open and its types loaded (`warm`) before the clock starts, as a
+    server's pooled connections are."""
+    root, given = root_of(spans[0].context.trace_id), [sdk_span(s) for s in spans]
     gc.collect()
     start = time.perf_counter()
-    async with conn.transaction(), InOrder() as writes:
-        root = uuid.uuid4()
-        tasks: dict[int, tuple] = {}
+    async with conn.transaction():
+        await write_trace(conn, root, given)
+    return time.perf_counter() - start
+
+
+async def write_trace(conn: asyncpg.Connection, root: uuid.UUID, spans: list[Span]) -> None:
+    """The whole trace's tasks, lines (in time order, the root's STARTED first), meter rows, head and signed
+    checkpoint, hashed with hashlib and written with COPY inside the caller's transaction; no mapping beyond the
+    attributes the rows hold, no waiting, access or reading back."""
+    async with InOrder() as writes:
+        tasks: dict[bytes | int, tuple] = {}
         counts: dict[uuid.UUID, int] = {}
         ordered = sorted((s for s in spans if s.attributes["gen_ai.operation.name"] == "invoke_agent"),
-                         key=lambda s: s.start_time)
+                         key=lambda s: s.start)
         task_rows, lines, calls, turns = [], [], [], {}
         for s in ordered:
-            parent = tasks.get(s.parent.span_id) if s.parent else None
+            a = s.attributes
+            parent = tasks.get(s.parent_id) if s.parent_id else None
             tid = root if parent is None else uuid.uuid4()
             path = str(tid) if parent is None else f"{parent[1]}/{tid}"
             depth = 0 if parent is None else parent[2] + 1
             counts[parent[0] if parent else tid] = counts.get(parent[0] if parent else tid, 0) + 1
-            tasks[s.context.span_id] = (tid, path, depth, s.attributes["gen_ai.agent.name"])
+            tasks[s.span_id] = (tid, path, depth, a["gen_ai.agent.name"], a["enduser.id"])
             task_rows.append((
-                tid, TENANT, s.attributes["gen_ai.agent.name"], s.name, "REQUEST", TEXT, "mia", "workshop", "DONE",
-                TEXT, _time(s.start_time), _time(s.end_time), parent[0] if parent else None, root, depth,
-                counts[parent[0] if parent else tid], path, 0, GENESIS,
+                tid, TENANT, a["gen_ai.agent.name"], s.name, "SPAWN" if parent else "REQUEST", a["input.value"],
+                a["enduser.id"], a["gen_ai.agent.name"], "DONE", a["output.value"], _time(s.start), _time(s.end),
+                parent[0] if parent else None, root, depth, counts[parent[0] if parent else tid], path, 0, GENESIS,
             ))
         writes.send(conn.copy_records_to_table, "agent_task", records=task_rows, columns=TASK_COLUMNS)
         events = []
         for s in spans:
             kind = s.attributes["gen_ai.operation.name"]
             if kind == "invoke_agent":
-                events += [(s.start_time, 0, "STARTED", s), (s.end_time, 3, "ENDED", s)]
+                events += [(s.start, 0, "STARTED", s), (s.end, 3, "ENDED", s)]
             elif kind == "chat":
-                events.append((s.end_time, 1, "MODEL_CALL", s))
+                events.append((s.end, 1, "MODEL_CALL", s))
             else:
-                events += [(s.start_time, 1, "TOOL_CALL", s), (s.end_time, 2, "TOOL_RESULT", s)]
+                events += [(s.start, 1, "TOOL_CALL", s), (s.end, 2, "TOOL_RESULT", s)]
         events.sort(key=lambda e: (e[0], e[1]))
         head = GENESIS
         for seq, (ns, _, kind, s) in enumerate(events, 1):
-            owner = tasks[s.context.span_id] if kind in ("STARTED", "ENDED") else tasks[s.parent.span_id]
+            a = s.attributes
+            owner = tasks[s.span_id] if kind in ("STARTED", "ENDED") else tasks[s.parent_id]
             at = _time(ns)
             figures = dict(model=None, attempts=None, cost=None, tool=None, call_id=None, inp=None, out=None, dur=None,
                            err=None)
             call = None
             if kind == "STARTED":
-                summary, payload = sentences.started(owner[3], s.name, {"id": "mia"}, owner[2] > 0), TEXT
+                summary, payload = sentences.started(owner[3], s.name, {"id": owner[4]}, owner[2] > 0), a["input.value"]
             elif kind == "ENDED":
-                summary, payload = sentences.ended("DONE"), TEXT
+                summary, payload = sentences.ended("DONE"), a["output.value"]
             elif kind == "MODEL_CALL":
-                figures.update(model="Everyday", attempts=1, cost=210, inp=800, out=60,
-                               dur=(s.end_time - s.start_time) // 1_000_000)
-                payload = compact_json({"systemPrompt": None, "messages": TEXT, "response": TEXT})
-                summary = sentences.model_call("Everyday", None, 210, TEXT, None)
+                model, cost = a["gen_ai.request.model"], a["agentlog.cost_micros"]
+                inp, out = a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]
+                figures.update(model=model, attempts=1, cost=cost, inp=inp, out=out, dur=(s.end - s.start) // 1_000_000)
+                response = a["gen_ai.output.messages"]
+                payload = compact_json({"systemPrompt": None, "messages": a["gen_ai.input.messages"],
+                                        "response": response})
+                summary = sentences.model_call(model, None, cost, response, None)
                 call = uuid.uuid4()
                 turns[owner[0]] = turns.get(owner[0], 0) + 1
-                calls.append((call, TENANT, owner[0], owner[1], turns[owner[0]], owner[3], "Everyday", "scripted", 1,
-                              800, 60, 210, figures["dur"], at))
+                calls.append((call, TENANT, owner[0], owner[1], turns[owner[0]], owner[3], model,
+                              a["gen_ai.provider.name"], 1, inp, out, cost, figures["dur"], at))
             else:
-                figures.update(tool="PartsFor", call_id=s.attributes["gen_ai.tool.call.id"])
+                tool = a["gen_ai.tool.name"]
+                figures.update(tool=tool, call_id=a["gen_ai.tool.call.id"])
                 if kind == "TOOL_RESULT":
-                    figures.update(err=False, dur=(s.end_time - s.start_time) // 1_000_000)
-                payload = TEXT
-                summary = sentences.tool_call("PartsFor", False) if kind == "TOOL_CALL" else \
-                    sentences.tool_result("PartsFor", False, figures["dur"])
+                    figures.update(err=False, dur=(s.end - s.start) // 1_000_000)
+                    payload = a["gen_ai.tool.call.result"]
+                    summary = sentences.tool_result(tool, False, figures["dur"])
+                else:
+                    payload = a["gen_ai.tool.call.arguments"]
+                    summary = sentences.tool_call(tool, False)
             salts = os.urandom(32).hex()
             summary_salt, payload_salt = salts[:32], salts[32:]
             summary_hash, payload_hash = raw_commit(summary_salt, summary), raw_commit(payload_salt, payload)
@@ -250,7 +315,6 @@ async def baseline(conn: asyncpg.Connection, spans: list[ReadableSpan]) -> float
         writes.send(conn.execute, "UPDATE agent_task SET chain_length = $2, chain_head = $3 WHERE id = $1", root,
                     seq, head)
         writes.send(conn.execute, KEEP, root, TENANT, seq, head, note_for(TENANT, str(root), seq, head))
-    return time.perf_counter() - start
 
 
 class InOrder:
@@ -288,3 +352,13 @@ async def warm(url: str) -> asyncpg.Connection:
     conn = await asyncpg.connect(url)
     await baseline(conn, make_spans())
     return conn
+
+
+COUNTS = """SELECT (SELECT count(*) FROM agent_task WHERE root_id = $1),
+                   (SELECT count(*) FROM trace_event WHERE root_id = $1),
+                   (SELECT count(*) FROM llm_call c JOIN agent_task t ON t.id = c.task_id WHERE t.root_id = $1)"""
+
+
+async def stored(conn: asyncpg.Connection, root: str) -> tuple[int, int, int]:
+    """The tree's tasks, lines and meter rows, counted."""
+    return tuple(await conn.fetchrow(COUNTS, uuid.UUID(root)))
