@@ -18,6 +18,7 @@ from models.line_columns import UUID_COLUMNS
 from models.vocabulary import LineKind
 from permissions.principal import Principal
 from resolvers import checks, prices, sentences
+from resolvers.one_statement import Statement
 from resolvers.withheld import withheld_reason
 from resolvers.write_path import (
     LINE_COLUMNS,
@@ -27,6 +28,7 @@ from resolvers.write_path import (
     new_step,
     now,
     running_task,
+    stored_at_once,
 )
 
 
@@ -174,12 +176,33 @@ def _result_id(recorded: Recorded) -> str:
 
 
 LAST_TURN = 'SELECT MAX("turn") AS "last" FROM "llm_call" WHERE "tenant" = $1 AND "task_id" = $2'
+AFTER_LAST_TURN = 'COALESCE((SELECT MAX("turn") FROM "llm_call" WHERE "tenant" = ${} AND "task_id" = ${}), 0) + ${}'
+TURN = CALL_COLUMNS.index("turn")
 
 
 async def _next_turn(task: AgentTask, conn: Any) -> int:
     """The agent's turns are numbered 1, 2, … per task on the meter; the next is one past the last (indexed)."""
     rows = await conn.execute_query_dict(placeholders(conn, LAST_TURN), [task.tenant, str(task.id)])
     return (rows[0]["last"] or 0) + 1
+
+
+def numbered_as_stored(calls: list[tuple]) -> Statement:
+    """The meter rows, each `turn` given as how many turns after the task's last it comes: the last is read by the
+    statement itself, under the tree's lock, so it costs no round trip of its own."""
+    marks, args = [], []
+    for call in calls:
+        row = []
+        for at, value in enumerate(call):
+            if at == TURN:
+                n = len(args)
+                row.append(AFTER_LAST_TURN.format(n + 1, n + 2, n + 3))
+                args += [call[1], call[2], value]
+            else:
+                args.append(value)
+                row.append(f"${len(args)}")
+        marks.append(f"({','.join(row)})")
+    names = ",".join(f'"{c}"' for c in CALL_COLUMNS)
+    return Statement(f'INSERT INTO "llm_call" ({names}) VALUES {",".join(marks)}', args)
 
 
 async def record(
@@ -191,7 +214,9 @@ async def record(
         checked = check()
         running = await running_task(kit.tenant, "task", data.get("task"), conn)
         task, root, logging = running.task, running.root, running.logging
-        turn = await _next_turn(task, conn) if any(d.call and d.by_tool is None for d in checked) else 0
+        at_once = stored_at_once(conn, len(checked))
+        own_turns = any(d.call and d.by_tool is None for d in checked)
+        turn = 1 if at_once else await _next_turn(task, conn) if own_turns else 0
         every_line = withheld_reason(logging)
         task_id = str(task.id)
         at = now()
@@ -213,9 +238,12 @@ async def record(
                 turn += d.by_tool is None
             payload = None if reason else d.payload
             steps.append(new_step(d.kind, task_id, at, d.summary, payload, d.figures, reason, call_id, d.by_tool))
-        if calls:
-            await insert_rows(conn, "llm_call", CALL_COLUMNS, calls)
-        rows = await append_many(root, steps, conn)
+        if at_once:
+            rows = await append_many(root, steps, conn, beside=[numbered_as_stored(calls)] if calls else [])
+        else:
+            if calls:
+                await insert_rows(conn, "llm_call", CALL_COLUMNS, calls)
+            rows = await append_many(root, steps, conn)
         return Recorded(task.id, root.id, steps[0].line.seq, steps[-1].line.seq, steps[-1].line.hash, tuple(rows))
 
     return await kit_write(principal, operation, data, body, _result_id, _reload)
