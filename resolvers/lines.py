@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from models import AgentTask, TraceEvent
@@ -19,6 +20,7 @@ from models.vocabulary import LineKind
 from permissions.principal import Principal
 from resolvers import checks, prices, sentences
 from resolvers.one_statement import Statement
+from resolvers.rows import LineRow
 from resolvers.withheld import withheld_reason
 from resolvers.write_path import (
     LINE_COLUMNS,
@@ -154,18 +156,19 @@ async def _reload(tenant: str, rid: str) -> Recorded:
     return Recorded(line.task_id, line.root_id, int(first), int(last), line.hash)
 
 
-def _event(row: tuple) -> TraceEvent:
+def _written(row: tuple) -> LineRow:
+    """A row as stored, read as the row a read of the line gives (a model instance costs ten times more)."""
     fields = dict(zip(LINE_COLUMNS, row))
     for name in UUID_COLUMNS:
-        if fields.get(name) is not None:
+        if fields[name] is not None:
             fields[name] = uuid.UUID(fields[name])
-    return TraceEvent(**fields)
+    return LineRow(**fields)
 
 
-async def lines_of(recorded: Recorded) -> list[TraceEvent]:
+async def lines_of(recorded: Recorded) -> list[TraceEvent | LineRow]:
     """The lines as written, or, for a replayed answer, as they stand now."""
     if recorded.rows:
-        return [_event(row) for row in recorded.rows]
+        return [_written(row) for row in recorded.rows]
     return await TraceEvent.filter(
         root_id=recorded.root_id, seq__gte=recorded.first, seq__lte=recorded.last
     ).order_by("seq")
@@ -186,23 +189,28 @@ async def _next_turn(task: AgentTask, conn: Any) -> int:
     return (rows[0]["last"] or 0) + 1
 
 
+@lru_cache(maxsize=32)
+def _numbered_sql(rows: int) -> str:
+    marks, n = [], 0
+    for _ in range(rows):
+        row = []
+        for at in range(len(CALL_COLUMNS)):
+            row.append(AFTER_LAST_TURN.format(n + 1, n + 2, n + 3) if at == TURN else f"${n + 1}")
+            n += 3 if at == TURN else 1
+        marks.append(f"({','.join(row)})")
+    names = ",".join(f'"{c}"' for c in CALL_COLUMNS)
+    return f'INSERT INTO "llm_call" ({names}) VALUES {",".join(marks)}'
+
+
 def numbered_as_stored(calls: list[tuple]) -> Statement:
     """The meter rows, each `turn` given as how many turns after the task's last it comes: the last is read by the
     statement itself, under the tree's lock, so it costs no round trip of its own."""
-    marks, args = [], []
+    args: list[Any] = []
     for call in calls:
-        row = []
-        for at, value in enumerate(call):
-            if at == TURN:
-                n = len(args)
-                row.append(AFTER_LAST_TURN.format(n + 1, n + 2, n + 3))
-                args += [call[1], call[2], value]
-            else:
-                args.append(value)
-                row.append(f"${len(args)}")
-        marks.append(f"({','.join(row)})")
-    names = ",".join(f'"{c}"' for c in CALL_COLUMNS)
-    return Statement(f'INSERT INTO "llm_call" ({names}) VALUES {",".join(marks)}', args)
+        args += call[:TURN]
+        args += (call[1], call[2], call[TURN])
+        args += call[TURN + 1:]
+    return Statement(_numbered_sql(len(calls)), args)
 
 
 async def record(
