@@ -244,7 +244,8 @@ async def store_at_once(root: Any, rows: list[tuple], length: int, head: str, be
     """The writes beside the lines, the sealed lines, the head moved and signed, in one round trip."""
     root_id = str(root.id)
     note = note_for(root.tenant, root_id, length, head)
-    writes = [*beside, insert("trace_event", LINE_COLUMNS, rows), Statement(MOVE_HEAD, [length, head, root_id, root.tenant])]
+    moved = Statement(MOVE_HEAD, [length, head, root_id, root.tenant])
+    writes = [*beside, insert("trace_event", LINE_COLUMNS, rows), moved]
     statement = together(writes, Statement(KEEP, [root_id, root.tenant, length, head, note]))
     if not await conn.execute_query_dict(statement.sql, statement.args):
         raise refused(root_id, length, head)
