@@ -19,7 +19,7 @@ from models.line_columns import UUID_COLUMNS
 from models.vocabulary import LineKind
 from permissions.principal import Principal
 from resolvers import checks, prices, sentences
-from resolvers.one_statement import Statement
+from resolvers.one_statement import Statement, insert
 from resolvers.rows import LineRow
 from resolvers.withheld import withheld_reason
 from resolvers.write_path import (
@@ -179,7 +179,7 @@ def _result_id(recorded: Recorded) -> str:
 
 
 LAST_TURN = 'SELECT MAX("turn") AS "last" FROM "llm_call" WHERE "tenant" = $1 AND "task_id" = $2'
-AFTER_LAST_TURN = 'COALESCE((SELECT MAX("turn") FROM "llm_call" WHERE "tenant" = ${} AND "task_id" = ${}), 0) + ${}'
+AFTER_LAST_TURN = 'COALESCE(MAX("turn"), 0) + ${}'
 TURN = CALL_COLUMNS.index("turn")
 
 
@@ -189,28 +189,21 @@ async def _next_turn(task: AgentTask, conn: Any) -> int:
     return (rows[0]["last"] or 0) + 1
 
 
-@lru_cache(maxsize=32)
-def _numbered_sql(rows: int) -> str:
-    marks, n = [], 0
-    for _ in range(rows):
-        row = []
-        for at in range(len(CALL_COLUMNS)):
-            row.append(AFTER_LAST_TURN.format(n + 1, n + 2, n + 3) if at == TURN else f"${n + 1}")
-            n += 3 if at == TURN else 1
-        marks.append(f"({','.join(row)})")
+@lru_cache(maxsize=1)
+def _numbered_sql() -> str:
+    values = [AFTER_LAST_TURN.format(at + 1) if at == TURN else f"${at + 1}" for at in range(len(CALL_COLUMNS))]
     names = ",".join(f'"{c}"' for c in CALL_COLUMNS)
-    return f'INSERT INTO "llm_call" ({names}) VALUES {",".join(marks)}'
+    n = len(CALL_COLUMNS)
+    return (f'INSERT INTO "llm_call" ({names}) SELECT {",".join(values)} FROM "llm_call" '
+            f'WHERE "tenant" = ${n + 1} AND "task_id" = ${n + 2}')
 
 
-def numbered_as_stored(calls: list[tuple]) -> Statement:
-    """The meter rows, each `turn` given as how many turns after the task's last it comes: the last is read by the
-    statement itself, under the tree's lock, so it costs no round trip of its own."""
-    args: list[Any] = []
-    for call in calls:
-        args += call[:TURN]
-        args += (call[1], call[2], call[TURN])
-        args += call[TURN + 1:]
-    return Statement(_numbered_sql(len(calls)), args)
+def numbered_as_stored(call: tuple) -> Statement:
+    """One meter row whose `turn` is given as how many turns after the task's last it comes (1, or None for a
+    tool's call): the last is read by the statement itself, under the tree's lock, so it costs no round trip of
+    its own. One row only: Citus runs each WITH of a statement as a step of its own, so a second row would see
+    the first."""
+    return Statement(_numbered_sql(), [*call, call[1], call[2]])
 
 
 async def record(
@@ -223,8 +216,9 @@ async def record(
         running = await running_task(kit.tenant, "task", data.get("task"), conn)
         task, root, logging = running.task, running.root, running.logging
         at_once = stored_at_once(conn, len(checked))
+        numbered_as_written = at_once and sum(d.call is not None for d in checked) == 1
         own_turns = any(d.call and d.by_tool is None for d in checked)
-        turn = 1 if at_once else await _next_turn(task, conn) if own_turns else 0
+        turn = 1 if numbered_as_written else await _next_turn(task, conn) if own_turns else 0
         every_line = withheld_reason(logging)
         task_id = str(task.id)
         at = now()
@@ -247,7 +241,9 @@ async def record(
             payload = None if reason else d.payload
             steps.append(new_step(d.kind, task_id, at, d.summary, payload, d.figures, reason, call_id, d.by_tool))
         if at_once:
-            rows = await append_many(root, steps, conn, beside=[numbered_as_stored(calls)] if calls else [])
+            meter = [insert("llm_call", CALL_COLUMNS, calls)] if calls else []
+            beside = [numbered_as_stored(calls[0])] if numbered_as_written else meter
+            rows = await append_many(root, steps, conn, beside=beside)
         else:
             if calls:
                 await insert_rows(conn, "llm_call", CALL_COLUMNS, calls)
