@@ -17,14 +17,15 @@ from graph.inputs import (
 )
 from graph.types.agent import Agent
 from graph.types.agent_help import AgentHelp, help_view
-from graph.types.agent_task import AgentTask, task_view
+from graph.types.agent_task import AgentTask, line_views, task_view
 from graph.types.policies import Policies
-from graph.types.trace_event import TraceEvent, line_view
+from graph.types.trace_event import TraceEvent
 from resolvers import kit
 
 
 async def _line(info: Info, event) -> TraceEvent:
-    return line_view(event, await info.context.access.writer_groups())
+    groups = await info.context.access.writer_groups()
+    return line_views(info, [event], lambda _: groups)[0]
 
 
 @strawberry.type

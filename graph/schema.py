@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
 
 import strawberry
-from graphql import GraphQLError, GraphQLInputObjectType
-from strawberry.extensions import (
-    AddValidationRules,
-    MaxAliasesLimiter,
-    MaxTokensLimiter,
-    ParserCache,
-    QueryDepthLimiter,
-    ValidationCache,
-)
+from graphql import DocumentNode, GraphQLError, GraphQLInputObjectType, GraphQLSchema, parse
+from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter, SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 from strawberry.schema.name_converter import NameConverter
-from strawberry.schema.schema import DEFAULT_ALLOWED_OPERATION_TYPES
+from strawberry.schema.schema import DEFAULT_ALLOWED_OPERATION_TYPES, validate_document
 from strawberry.types.graphql import OperationType
 from strawberry.tools import merge_types
 
@@ -39,36 +34,48 @@ QUERIES: tuple[type, ...] = (Query, ErasureQuery, PriceQuery)
 MUTATIONS: tuple[type, ...] = (KitMutation, BatchMutation, ErasureMutation, PriceMutation)
 
 
-def query_limits(depth: int, aliases: int, tokens: int) -> list:
-    """Depth, alias and token limits; the rule classes are made here once, not per request."""
-    rules = [
-        *QueryDepthLimiter(max_depth=depth).validation_rules,
-        *MaxAliasesLimiter(max_alias_count=aliases).validation_rules,
-    ]
-
-    class QueryLimits(AddValidationRules):
-        def __init__(self) -> None:
-            super().__init__(rules)
-
-    return [QueryLimits, lambda: MaxTokensLimiter(max_token_count=tokens)]
+@lru_cache(maxsize=256)
+def _parsed(query: str, **options: Any) -> DocumentNode:
+    return parse(query, **options)
 
 
-class CachedParse(ParserCache):
-    """A document that does not parse (or is over the token limit) is left to strawberry's own parse, which
-    refuses it like any other invalid query, with `extensions.code`."""
+@lru_cache(maxsize=256)
+def _validated(schema: GraphQLSchema, document: DocumentNode, rules: tuple) -> list[GraphQLError]:
+    return validate_document(schema, document, rules)
+
+
+class KnownDocuments(SchemaExtension):
+    """Kits send the same few documents again and again: each is parsed within the token limit, and validated
+    with the depth and alias limits, once, not per request. A document that does not parse (or is over the token
+    limit) is left to strawberry's own parse, which refuses it like any other invalid query, with
+    `extensions.code`."""
+
+    tokens: int
+    limits: tuple = ()
 
     def on_parse(self) -> Iterator[None]:
         context = self.execution_context
+        context.parse_options["max_tokens"] = self.tokens
         try:
-            context.graphql_document = self.cached_parse_document(context.query, **context.parse_options)
+            context.graphql_document = _parsed(context.query, **context.parse_options)
         except GraphQLError:
             pass
         yield
 
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        rules = context.validation_rules + self.limits
+        context.pre_execution_errors = _validated(context.schema._schema, context.graphql_document, rules)
+        yield
 
-def document_caches(size: int = 256) -> list:
-    """Kits send the same few documents again and again: each is parsed and validated once, not per request."""
-    return [lambda: CachedParse(maxsize=size), lambda: ValidationCache(maxsize=size)]
+
+def known_documents(depth: int, aliases: int, tokens: int) -> type[KnownDocuments]:
+    """KnownDocuments with the depth, alias and token limits; the rule classes are made here once, not per request."""
+    limits = (
+        *QueryDepthLimiter(max_depth=depth).validation_rules,
+        *MaxAliasesLimiter(max_alias_count=aliases).validation_rules,
+    )
+    return type("LimitedDocuments", (KnownDocuments,), {"tokens": tokens, "limits": limits})
 
 
 class Schema(strawberry.Schema):
@@ -100,12 +107,12 @@ def build_schema() -> strawberry.Schema:
     """With AGENTLOG_EXECUTOR=fast (the default) requests run on graph/fast/execution.py; with `stock`, on
     graphql-core's executor as strawberry sets it up."""
     fast = settings.executor() == "fast"
-    limits = query_limits(settings.max_depth(), settings.max_aliases(), settings.max_tokens())
+    documents = known_documents(settings.max_depth(), settings.max_aliases(), settings.max_tokens())
     schema = Schema(
         query=merge_types("Query", QUERIES),
         mutation=merge_types("Mutation", MUTATIONS),
         subscription=Subscription,
-        extensions=[RequestOutcome, *limits, *document_caches(), RefuseNul, *routed_operations(), ErrorCodes],
+        extensions=[RequestOutcome, documents, RefuseNul, *routed_operations(), ErrorCodes],
         config=StrawberryConfig(scalar_map=SCALARS,
                                 name_converter=RememberedArgumentNames() if fast else NameConverter()),
         execution_context_class=TreeExecution if fast else None,

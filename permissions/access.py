@@ -106,15 +106,22 @@ class Access:
     async def standing(self) -> frozenset[Reader]:
         """The readers the caller is whatever the task: its capabilities, or the kit."""
         if self._standing is None:
+            known = self._standing_known()
+            if known is not None:
+                return known
             self._standing = asyncio.ensure_future(self._load_standing())
         return await self._standing
 
-    async def _load_standing(self) -> frozenset[Reader]:
+    def _standing_known(self) -> frozenset[Reader] | None:
+        """The standing of a caller who needs no read of the tenant's policies (nobody, or a kit); else None."""
         p = self.principal
         if p is None:
             return frozenset()
-        if p.kit:
-            return frozenset({Reader.KIT})
+        return frozenset({Reader.KIT}) if p.kit else None
+
+    async def _load_standing(self) -> frozenset[Reader]:
+        p = self.principal
+        assert p is not None
         roles = await capability_roles(p.tenant)
         if roles is None:
             return frozenset()

@@ -27,12 +27,17 @@ def note_for(tenant: str, root_id: str, size: int, head: str) -> str:
     return sign(Checkpoint(origin_of(tenant, root_id), size, head).body, signer())
 
 
+def refused(root_id: str, size: int, head: str) -> CheckpointRefused:
+    """What a KEEP that returned no row means."""
+    return CheckpointRefused(f"Tree {root_id} has a checkpoint at least {size} lines long; {head} is not signed.")
+
+
 async def keep_checkpoint(tenant: str, root_id: str, size: int, head: str, conn: Any) -> str:
     """Signs (size, head) for the tree and keeps it, on the transaction's connection."""
     note = note_for(tenant, root_id, size, head)
     rows = await conn.execute_query_dict(KEEP_SQL[conn.capabilities.dialect], [root_id, tenant, size, head, note])
     if not rows:
-        raise CheckpointRefused(f"Tree {root_id} has a checkpoint at least {size} lines long; {head} is not signed.")
+        raise refused(root_id, size, head)
     return note
 
 

@@ -15,6 +15,7 @@ from models.errors import BadInput, Conflict, NotFound
 from models.vocabulary import LineKind, TaskStatus
 from resolvers.events import publish_task
 from resolvers.made_task import new_task
+from resolvers.rows import LineRow
 from resolvers.withheld import withheld_reason
 from resolvers.write_path import append, append_many, insert_rows, kit_write, lock_tree, now, running_task, task_of
 
@@ -141,20 +142,20 @@ async def _open_parent(tenant: str, parent_id: str, conn: Any) -> tuple[AgentTas
     return parent, root
 
 
-async def _one_line(principal: Principal | None, operation: str, data: dict[str, Any], drafter: Callable) -> TraceEvent:
+async def _one_line(principal: Principal | None, operation: str, data: dict[str, Any], drafter: Callable) -> LineRow:
     recorded = await lines.record(principal, operation, data, lambda: [drafter(data)])
     return (await lines.lines_of(recorded))[0]
 
 
-async def record_model_call(principal: Principal | None, data: dict[str, Any]) -> TraceEvent:
+async def record_model_call(principal: Principal | None, data: dict[str, Any]) -> LineRow:
     return await _one_line(principal, "recordModelCall", data, lines.model_call)
 
 
-async def record_tool_call(principal: Principal | None, data: dict[str, Any]) -> TraceEvent:
+async def record_tool_call(principal: Principal | None, data: dict[str, Any]) -> LineRow:
     return await _one_line(principal, "recordToolCall", data, lines.tool_call)
 
 
-async def record_tool_result(principal: Principal | None, data: dict[str, Any]) -> TraceEvent:
+async def record_tool_result(principal: Principal | None, data: dict[str, Any]) -> LineRow:
     return await _one_line(principal, "recordToolResult", data, lines.tool_result)
 
 

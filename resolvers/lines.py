@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from models import AgentTask, TraceEvent
@@ -18,6 +19,8 @@ from models.line_columns import UUID_COLUMNS
 from models.vocabulary import LineKind
 from permissions.principal import Principal
 from resolvers import checks, prices, sentences
+from resolvers.one_statement import Statement, insert
+from resolvers.rows import LineRow
 from resolvers.withheld import withheld_reason
 from resolvers.write_path import (
     LINE_COLUMNS,
@@ -27,6 +30,7 @@ from resolvers.write_path import (
     new_step,
     now,
     running_task,
+    stored_at_once,
 )
 
 
@@ -152,18 +156,19 @@ async def _reload(tenant: str, rid: str) -> Recorded:
     return Recorded(line.task_id, line.root_id, int(first), int(last), line.hash)
 
 
-def _event(row: tuple) -> TraceEvent:
+def _written(row: tuple) -> LineRow:
+    """A row as stored, read as the row a read of the line gives (a model instance costs ten times more)."""
     fields = dict(zip(LINE_COLUMNS, row))
     for name in UUID_COLUMNS:
-        if fields.get(name) is not None:
+        if fields[name] is not None:
             fields[name] = uuid.UUID(fields[name])
-    return TraceEvent(**fields)
+    return LineRow(**fields)
 
 
-async def lines_of(recorded: Recorded) -> list[TraceEvent]:
+async def lines_of(recorded: Recorded) -> list[TraceEvent | LineRow]:
     """The lines as written, or, for a replayed answer, as they stand now."""
     if recorded.rows:
-        return [_event(row) for row in recorded.rows]
+        return [_written(row) for row in recorded.rows]
     return await TraceEvent.filter(
         root_id=recorded.root_id, seq__gte=recorded.first, seq__lte=recorded.last
     ).order_by("seq")
@@ -174,12 +179,31 @@ def _result_id(recorded: Recorded) -> str:
 
 
 LAST_TURN = 'SELECT MAX("turn") AS "last" FROM "llm_call" WHERE "tenant" = $1 AND "task_id" = $2'
+AFTER_LAST_TURN = 'COALESCE(MAX("turn"), 0) + ${}'
+TURN = CALL_COLUMNS.index("turn")
 
 
 async def _next_turn(task: AgentTask, conn: Any) -> int:
     """The agent's turns are numbered 1, 2, … per task on the meter; the next is one past the last (indexed)."""
     rows = await conn.execute_query_dict(placeholders(conn, LAST_TURN), [task.tenant, str(task.id)])
     return (rows[0]["last"] or 0) + 1
+
+
+@lru_cache(maxsize=1)
+def _numbered_sql() -> str:
+    values = [AFTER_LAST_TURN.format(at + 1) if at == TURN else f"${at + 1}" for at in range(len(CALL_COLUMNS))]
+    names = ",".join(f'"{c}"' for c in CALL_COLUMNS)
+    n = len(CALL_COLUMNS)
+    return (f'INSERT INTO "llm_call" ({names}) SELECT {",".join(values)} FROM "llm_call" '
+            f'WHERE "tenant" = ${n + 1} AND "task_id" = ${n + 2}')
+
+
+def numbered_as_stored(call: tuple) -> Statement:
+    """One meter row whose `turn` is given as how many turns after the task's last it comes (1, or None for a
+    tool's call): the last is read by the statement itself, under the tree's lock, so it costs no round trip of
+    its own. One row only: Citus runs each WITH of a statement as a step of its own, so a second row would see
+    the first."""
+    return Statement(_numbered_sql(), [*call, call[1], call[2]])
 
 
 async def record(
@@ -191,7 +215,10 @@ async def record(
         checked = check()
         running = await running_task(kit.tenant, "task", data.get("task"), conn)
         task, root, logging = running.task, running.root, running.logging
-        turn = await _next_turn(task, conn) if any(d.call and d.by_tool is None for d in checked) else 0
+        at_once = stored_at_once(conn, len(checked))
+        numbered_as_written = at_once and sum(d.call is not None for d in checked) == 1
+        own_turns = any(d.call and d.by_tool is None for d in checked)
+        turn = 1 if numbered_as_written else await _next_turn(task, conn) if own_turns else 0
         every_line = withheld_reason(logging)
         task_id = str(task.id)
         at = now()
@@ -213,9 +240,14 @@ async def record(
                 turn += d.by_tool is None
             payload = None if reason else d.payload
             steps.append(new_step(d.kind, task_id, at, d.summary, payload, d.figures, reason, call_id, d.by_tool))
-        if calls:
-            await insert_rows(conn, "llm_call", CALL_COLUMNS, calls)
-        rows = await append_many(root, steps, conn)
+        if at_once:
+            meter = [insert("llm_call", CALL_COLUMNS, calls)] if calls else []
+            beside = [numbered_as_stored(calls[0])] if numbered_as_written else meter
+            rows = await append_many(root, steps, conn, beside=beside)
+        else:
+            if calls:
+                await insert_rows(conn, "llm_call", CALL_COLUMNS, calls)
+            rows = await append_many(root, steps, conn)
         return Recorded(task.id, root.id, steps[0].line.seq, steps[-1].line.seq, steps[-1].line.hash, tuple(rows))
 
     return await kit_write(principal, operation, data, body, _result_id, _reload)

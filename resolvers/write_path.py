@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from datetime import datetime, timezone
@@ -25,8 +25,9 @@ from models.db import placeholders
 from models.line_columns import BESIDE, FIGURES, INSERTED, SEALED_FIELDS
 from permissions.principal import Principal
 from resolvers import checks, metrics
-from resolvers.checkpoints import sign_head
+from resolvers.checkpoints import KEEP, note_for, refused, sign_head
 from resolvers.fingerprint import fingerprint
+from resolvers.one_statement import Statement, insert, together
 from resolvers.pipeline import Pipeline
 from models.errors import Conflict, Forbidden, NotFound, Unauthenticated
 from models.vocabulary import TaskStatus
@@ -153,12 +154,12 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> Runn
     return Running(task, root, logging)
 
 
+MOVE_HEAD = 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3 AND "tenant"=$4'
+
+
 async def move_head(root: AgentTask, length: int, head: str, conn: Any) -> None:
     root.chain_length, root.chain_head = length, head
-    await conn.execute_query(
-        placeholders(conn, 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3 AND "tenant"=$4'),
-        [length, head, str(root.id), root.tenant],
-    )
+    await conn.execute_query(placeholders(conn, MOVE_HEAD), [length, head, str(root.id), root.tenant])
 
 
 @dataclass(slots=True)
@@ -232,22 +233,52 @@ async def settle_head(root: AgentTask, length: int, head: str, added: int, conn:
     metrics.lines_appended(root.tenant, added)
 
 
+def stored_at_once(conn: Any, lines: int) -> bool:
+    """Whether `lines` lines are stored in one statement with the head, its checkpoint and the writes beside
+    them: on PostgreSQL, below COPY_FROM lines (from there COPY stores them faster)."""
+    return conn.capabilities.dialect == "postgres" and lines < COPY_FROM
+
+
+async def store_at_once(root: Any, rows: list[tuple], length: int, head: str, beside: Sequence[Statement],
+                        conn: Any) -> None:
+    """The writes beside the lines, the sealed lines, the head moved and signed, in one round trip."""
+    root_id = str(root.id)
+    note = note_for(root.tenant, root_id, length, head)
+    moved = Statement(MOVE_HEAD, [length, head, root_id, root.tenant])
+    writes = [*beside, insert("trace_event", LINE_COLUMNS, rows), moved]
+    statement = together(writes, Statement(KEEP, [root_id, root.tenant, length, head, note]))
+    if not await conn.execute_query_dict(statement.sql, statement.args):
+        raise refused(root_id, length, head)
+    root.chain_length, root.chain_head = length, head
+    metrics.lines_appended(root.tenant, len(rows))
+
+
 SEAL_EVERY = 8
 SEND_FROM = 250
 
 
-async def append_many(root: Any, steps: list[Step], conn: Any, db: Pipeline | None = None) -> list[tuple]:
+async def append_many(
+    root: Any, steps: list[Step], conn: Any, db: Pipeline | None = None, beside: Sequence[Statement] = ()
+) -> list[tuple]:
     """Seals the lines in order after the tree's head, stores them in one statement, moves the head once and
-    signs it; returns the rows as stored, in LINE_COLUMNS order.
+    signs it; returns the rows as stored, in LINE_COLUMNS order. `beside` are writes made before the lines, in
+    the same transaction (with the lines and the head in one statement, when `stored_at_once`).
 
     Given a pipeline on `conn`, every statement goes through it, and the lines are sealed SEAL_EVERY at a time
     and sent SEND_FROM rows at a time, so the database stores one chunk while the next is hashed; then nothing
     is returned."""
     if db is None:
         rows, length, head = seal_steps(root.tenant, str(root.id), steps, root.chain_length, root.chain_head)
+        if stored_at_once(conn, len(rows)):
+            await store_at_once(root, rows, length, head, beside, conn)
+            return rows
+        for write in beside:
+            await conn.execute_query(placeholders(conn, write.sql), write.args)
         await insert_rows(conn, "trace_event", LINE_COLUMNS, rows)
         await settle_head(root, length, head, len(rows), conn)
         return rows
+    for write in beside:
+        db.send(conn.execute_query(placeholders(conn, write.sql), write.args))
     length, head, rows = root.chain_length, root.chain_head, []
     for at in range(0, len(steps), SEAL_EVERY):
         more, length, head = seal_steps(root.tenant, str(root.id), steps[at:at + SEAL_EVERY], length, head)

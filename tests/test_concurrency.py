@@ -2,7 +2,7 @@
 
 import asyncio
 
-from models import AgentTask, TraceEvent
+from models import AgentTask, LlmCall, TraceEvent
 from tests.shop import Shop
 
 WRITERS = 50
@@ -38,3 +38,24 @@ async def test_concurrent_sub_tasks_get_distinct_sequences_and_one_chain(client)
     assert all(child["path"] == f"{root}/{child['id']}" for child in children)
     check = await shop.verify(root)
     assert check["intact"] and check["lines"] == 21
+
+
+async def test_concurrent_model_calls_number_their_turns_without_gap_or_repeat(client):
+    shop = Shop(client)
+    await shop.setup()
+    task = (await shop.start())["id"]
+    call = {"model": "Everyday", "inputTokens": 120, "outputTokens": 30, "costMicros": 200}
+    batch = "mutation($input: RecordLinesInput!) { recordLines(input: $input) { lastSeq } }"
+
+    async def write(i: int) -> None:
+        if i % 10 == 9:
+            lines = [{"modelCall": call}, {"modelCall": {**call, "byTool": "PartsFor"}}] * (3 if i % 20 == 9 else 12)
+            await shop.client.ok(batch, {"input": {"task": task, "lines": lines}}, shop.kit)
+        else:
+            await shop.write("recordModelCall", {"task": task, **call})
+
+    await asyncio.gather(*(write(i) for i in range(WRITERS)))
+
+    turns = await LlmCall.filter(task_id=task).exclude(turn=None).order_by("at").values_list("turn", flat=True)
+    assert sorted(turns) == list(range(1, 45 + 3 * 3 + 2 * 12 + 1))
+    assert (await shop.verify(task))["intact"]

@@ -1,21 +1,35 @@
-"""What a recorded line reads before it writes: the tree locked and the agent's logging mode read in one statement,
-then, for a model call, its turn on the meter. Every read here is a round trip on every line a kit records."""
+"""What a recorded line sends: the tree locked and the agent's logging mode read in one statement, then, on
+PostgreSQL, everything it stores in one more (the meter row with its turn, the line, the head and its signed
+checkpoint). Every statement here is a round trip on every line a kit records."""
 
 import re
+
+from tortoise.connection import get_connection
 
 from tests.shop import Shop
 from tests.tenant_statements import caller, watched
 
+RECORD = "mutation($input: RecordLinesInput!) { recordLines(input: $input) { lastSeq } }"
+MODEL_CALL = {"model": "Everyday", "inputTokens": 120, "outputTokens": 30, "costMicros": 200}
+
+
+def postgres() -> bool:
+    return get_connection("default").capabilities.dialect == "postgres"
+
+
+def tables(sql: str) -> set[str]:
+    return set(re.findall(r'(?:FROM|JOIN|INTO|UPDATE) "(\w+)"', sql))
+
 
 def reads(sent) -> list[set[str]]:
     """The tables each SELECT reads, in the order sent."""
-    return [set(re.findall(r'(?:FROM|JOIN) "(\w+)"', s.sql)) for s in sent if s.sql.lstrip().upper().startswith("SELECT")]
+    return [tables(s.sql) for s in sent if s.sql.lstrip().upper().startswith("SELECT")]
 
 
-async def read_before_writing(shop: Shop, mutation: str, input: dict) -> list[set[str]]:
+async def sent_by(shop: Shop, mutation: str, input: dict) -> list:
     with watched() as sent, caller(shop.tenant):
         await shop.write(mutation, input)
-    return reads(sent)
+    return sent
 
 
 async def test_a_model_call_reads_the_locked_tree_with_the_agents_logging_then_its_turn(client):
@@ -23,11 +37,14 @@ async def test_a_model_call_reads_the_locked_tree_with_the_agents_logging_then_i
     await shop.setup()
     task = (await shop.start())["id"]
 
-    model_call = await read_before_writing(shop, "recordModelCall", {
-        "task": task, "model": "Everyday", "inputTokens": 120, "outputTokens": 30, "costMicros": 200,
-    })
+    sent = await sent_by(shop, "recordModelCall", {"task": task, **MODEL_CALL})
 
-    assert model_call == [{"agent_task", "agent"}, {"llm_call"}]
+    if postgres():
+        assert len(sent) == 2
+        assert reads(sent) == [{"agent_task", "agent"}]
+        assert tables(sent[1].sql) == {"llm_call", "trace_event", "agent_task", "checkpoint"}
+    else:
+        assert reads(sent) == [{"agent_task", "agent"}, {"llm_call"}]
 
 
 async def test_a_tool_call_its_result_and_the_end_each_read_only_the_locked_tree(client):
@@ -35,9 +52,28 @@ async def test_a_tool_call_its_result_and_the_end_each_read_only_the_locked_tree
     await shop.setup()
     task = (await shop.start())["id"]
 
-    tool_call = await read_before_writing(shop, "recordToolCall", {"task": task, "tool": "PartsFor", "input": {}})
-    result = await read_before_writing(shop, "recordToolResult", {"task": task, "tool": "PartsFor", "output": []})
-    end = await read_before_writing(shop, "endTask", {"task": task, "status": "DONE"})
+    tool_call = await sent_by(shop, "recordToolCall", {"task": task, "tool": "PartsFor", "input": {}})
+    result = await sent_by(shop, "recordToolResult", {"task": task, "tool": "PartsFor", "output": []})
+    end = await sent_by(shop, "endTask", {"task": task, "status": "DONE"})
 
-    assert tool_call == result == end == [{"agent_task", "agent"}]
+    assert reads(tool_call) == reads(result) == reads(end) == [{"agent_task", "agent"}]
+    if postgres():
+        assert len(tool_call) == len(result) == 2
+        assert tables(tool_call[1].sql) == tables(result[1].sql) == {"trace_event", "agent_task", "checkpoint"}
 
+
+async def test_turns_counted_in_the_write_follow_one_another_and_skip_a_tools_calls(client):
+    shop = Shop(client)
+    await shop.setup()
+    task = (await shop.start())["id"]
+
+    for by_tool in (None, None, "PartsFor", None):
+        await shop.write("recordModelCall", {"task": task, **MODEL_CALL, "byTool": by_tool})
+    short = [{"modelCall": MODEL_CALL}, {"modelCall": {**MODEL_CALL, "byTool": "PartsFor"}}, {"modelCall": MODEL_CALL}]
+    await shop.client.ok(RECORD, {"input": {"task": task, "lines": short}}, shop.kit)
+    await shop.client.ok(RECORD, {"input": {"task": task, "lines": short * 7}}, shop.kit)
+    await shop.write("recordModelCall", {"task": task, **MODEL_CALL})
+
+    calls = (await shop.read(task, shop.mia, "calls { turn }"))["calls"]
+    assert [c["turn"] for c in calls] == [1, 2, None, 3, 4, None, 5, *[t for n in range(7) for t in (
+        6 + 2 * n, None, 7 + 2 * n)], 20]

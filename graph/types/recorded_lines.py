@@ -37,10 +37,10 @@ class RecordedLines:
 
     @strawberry.field(description="The lines written, in seq order, read back as the caller may read them.")
     async def lines(self, info: Info) -> list[Annotated["TraceEvent", strawberry.lazy("graph.types.trace_event")]]:
-        from graph.types.trace_event import line_view
+        from graph.types.agent_task import line_views
 
         task = await info.context.loaders.task.load(self.recorded.task_id)
         groups = await info.context.access.groups(task) if task is not None else frozenset()
         if not groups:
             return []
-        return [line_view(event, groups) for event in await lines.lines_of(self.recorded)]
+        return line_views(info, await lines.lines_of(self.recorded), lambda _: groups)  # type: ignore[return-value]

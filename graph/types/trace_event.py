@@ -7,7 +7,7 @@ import strawberry
 
 import models
 from graph.context import Info
-from graph.guard import build, guarded
+from graph.guard import guarded
 from graph.types.enums import ContentAccess, TraceKind
 from graph.types.scalars import Long
 from graph.types.transcript import WithheldReason
@@ -79,36 +79,3 @@ def content_access(event: models.TraceEvent, groups: frozenset) -> ContentAccess
 
 def withheld_reason(event: models.TraceEvent) -> WithheldReason | None:
     return WithheldReason(event.withheld) if event.withheld else None
-
-
-def line_view(event: models.TraceEvent, groups: frozenset) -> TraceEvent:
-    return build(
-        TraceEvent,
-        groups,
-        event=event,
-        seq=event.seq,
-        kind=TraceKind(event.kind),
-        at=event.at,
-        model=event.model,
-        route_rule=event.route_rule,
-        attempts=event.attempts,
-        cost_micros=event.cost_micros,
-        tool=event.tool,
-        tool_call_id=event.tool_call_id,
-        input_tokens=event.input_tokens,
-        output_tokens=event.output_tokens,
-        duration_ms=event.duration_ms,
-        is_error=event.is_error,
-        summary_hash=event.summary_hash,
-        payload_hash=event.payload_hash,
-        prev_hash=event.prev_hash,
-        hash=event.hash,
-        erased_at=event.erased_at,
-        content_erased_at=event.content_erased_at,
-        content_access=content_access(event, groups),
-        withheld_reason=withheld_reason(event),
-        summary=event.summary,
-        summary_salt=event.summary_salt,
-        payload=event.payload,
-        payload_salt=event.payload_salt,
-    )
