@@ -4,7 +4,8 @@ connections as there are kit clients.
 A write here is what agentlog acknowledges: the tree's root row locked (`FOR UPDATE`), the lines sealed with
 hashlib after the head read under that lock, stored (COPY from COPY_FROM rows on, an INSERT below, as
 agentlog's write path does), the meter rows beside them, the head moved and signed in the tree's checkpoint,
-and the commit. The clients take trees from one shared queue as the kits do, so the trees interleave and
+and the commit; below COPY_FROM lines, the lines, meter rows, head and checkpoint go in one statement, as
+agentlog sends them. The clients take trees from one shared queue as the kits do, so the trees interleave and
 the locks are taken as often. Hashing happens in this one process, as the server's does in its one.
 
 Its transactions (`start`, `append`, `end`) take the kit's inputs, so bench/ingest_raw.py serves the same ones
@@ -30,6 +31,7 @@ from models.chain import GENESIS, compact_json
 from models.line_columns import INSERTED
 from resolvers import sentences
 from resolvers.checkpoints import KEEP, note_for
+from resolvers.one_statement import Statement, insert as insert_rows, together
 from resolvers.write_path import COPY_FROM
 
 FIGURES = (
@@ -128,10 +130,18 @@ async def store(conn: asyncpg.Connection, table: str, columns: tuple[str, ...], 
         await conn.executemany(insert(table, columns), rows)
 
 
-async def sign(conn: asyncpg.Connection, task: uuid.UUID, length: int, head: str) -> None:
-    note = note_for(TENANT, str(task), length, head)
-    if await conn.fetchval(KEEP, task, TENANT, length, head, note) is None:
+async def sign(conn: asyncpg.Connection, task: uuid.UUID, length: int, head: str,
+               before: list[Statement] | None = None) -> None:
+    """The head signed and kept; given the writes `before` it, all of them in one statement with the signing."""
+    keep = Statement(KEEP, [task, TENANT, length, head, note_for(TENANT, str(task), length, head)])
+    statement = together(before or [], keep)
+    if await conn.fetchval(statement.sql, *statement.args) is None:
         raise AssertionError(f"tree {task}: a checkpoint at least {length} lines long is already kept")
+
+
+def at_once(table: str, columns: tuple[str, ...], rows: list[tuple]) -> list[Statement]:
+    """Rows too few for COPY, as a write to send in the signing's statement."""
+    return [insert_rows(table, columns, rows)] if rows else []
 
 
 async def start(conn: asyncpg.Connection, given: dict[str, Any]) -> uuid.UUID:
@@ -165,10 +175,14 @@ async def append(
                 model, route_rule, _, cost, call_id, *_, input_tokens, output_tokens, duration, _ = d.figures
                 calls.append((call_id, TENANT, task, str(task), turns, "Estimator", model, "scripted",
                               route_rule, 1, input_tokens, output_tokens, cost, duration, d.at, None))
-        await store(conn, "trace_event", INSERTED, rows)
-        await store(conn, "llm_call", CALL_COLUMNS, calls)
-        await conn.execute(MOVE, task, length, head)
-        await sign(conn, task, length, head)
+        if len(rows) >= COPY_FROM:
+            await store(conn, "trace_event", INSERTED, rows)
+            await store(conn, "llm_call", CALL_COLUMNS, calls)
+            await conn.execute(MOVE, task, length, head)
+            await sign(conn, task, length, head)
+        else:
+            writes = at_once("trace_event", INSERTED, rows) + at_once("llm_call", CALL_COLUMNS, calls)
+            await sign(conn, task, length, head, [*writes, Statement(MOVE, [task, length, head])])
     return length, turns
 
 
@@ -179,9 +193,8 @@ async def end(conn: asyncpg.Connection, task: uuid.UUID, given: dict[str, Any]) 
     async with conn.transaction():
         length, head = await conn.fetchrow(LOCK, task)
         rows, length, head = sealed(task, [last], length, head)
-        await store(conn, "trace_event", INSERTED, rows)
-        await conn.execute(END_TASK, task, given["status"], given["outcome"], result, last.at, length, head)
-        await sign(conn, task, length, head)
+        ending = Statement(END_TASK, [task, given["status"], given["outcome"], result, last.at, length, head])
+        await sign(conn, task, length, head, [*at_once("trace_event", INSERTED, rows), ending])
 
 
 async def next_step(conn: asyncpg.Connection, tree: Tree, batch: int) -> None:
