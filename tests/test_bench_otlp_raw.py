@@ -45,4 +45,5 @@ async def test_the_tree_waits_for_its_root_and_then_verifies_even_across_a_resta
         check = await verify_tree(await AgentTask.get(id=root))
         assert check.intact and check.lines == LINES and len(made) == SPANS
     finally:
+        await conn.execute("DROP TABLE IF EXISTS otlp_raw_kept")
         await conn.close()
