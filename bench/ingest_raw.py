@@ -9,24 +9,20 @@ read and the input is not checked.
 
 from __future__ import annotations
 
-import argparse
 import uuid
 from collections.abc import Awaitable, Callable
-from contextlib import asynccontextmanager
 from typing import Any
 
 import asyncpg
 import orjson
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from bench.ingest import SINGLE, document, steps
 from bench.ingest_baseline import Tree, append, end, next_step, start
-from graph.app import settle_heap
-from models import db
+from bench.raw_server import raw_app, serve
 
 POOL = 5
 """As many connections as agentlog's pool holds (tortoise's default for asyncpg)."""
@@ -105,32 +101,11 @@ def app() -> Starlette:
             answer = await write(conn, body["variables"]["input"])
         return Response(orjson.dumps({"data": {name: answer}}), media_type="application/json")
 
-    async def healthz(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok"})
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette):
-        app.state.pool = await warmed(db.database_url())
-        settle_heap()
-        try:
-            yield
-        finally:
-            await app.state.pool.close()
-
-    return Starlette(routes=[Route("/graphql", graphql, methods=["POST"]), Route("/healthz", healthz)],
-                     lifespan=lifespan)
+    return raw_app(Route("/graphql", graphql, methods=["POST"]), warmed)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.ingest_raw", description=__doc__.splitlines()[0])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--workers", type=int, default=1)
-    args = parser.parse_args()
-    if args.workers != 1:
-        parser.error("one worker only: each tree's meter turns are counted in the worker's memory")
-    uvicorn.run("bench.ingest_raw:app", factory=True, host=args.host, port=args.port, workers=args.workers,
-                log_config=None, access_log=False)
+    serve("bench.ingest_raw", __doc__.splitlines()[0], "each tree's meter turns are counted in the worker's memory")
 
 
 COMMAND = ("bench.ingest_raw",)

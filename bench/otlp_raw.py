@@ -19,13 +19,10 @@ attributes the rows hold, prices, access, checks of the input or the token, read
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 from collections import defaultdict
-from contextlib import asynccontextmanager
 
 import asyncpg
-import uvicorn
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -34,13 +31,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as SpanMessage
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from bench.ingest_raw import POOL, kept_as_is
 from bench.otlp import BATCH, Span, make_spans, root_of, write_trace
-from graph.app import settle_heap
-from models import db
+from bench.raw_server import raw_app, serve
 
 PROTOBUF = "application/x-protobuf"
 ANSWER = ExportTraceServiceResponse().SerializeToString()
@@ -130,32 +126,11 @@ def app() -> Starlette:
             await receiver.take(conn, body)
         return Response(ANSWER, media_type=PROTOBUF)
 
-    async def healthz(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok"})
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette):
-        app.state.pool = await warmed(db.database_url(), receiver)
-        settle_heap()
-        try:
-            yield
-        finally:
-            await app.state.pool.close()
-
-    return Starlette(routes=[Route("/v1/traces", traces, methods=["POST"]), Route("/healthz", healthz)],
-                     lifespan=lifespan)
+    return raw_app(Route("/v1/traces", traces, methods=["POST"]), lambda url: warmed(url, receiver))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.otlp_raw", description=__doc__.splitlines()[0])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--workers", type=int, default=1)
-    args = parser.parse_args()
-    if args.workers != 1:
-        parser.error("one worker only: the spans waiting for their root are kept in the worker's memory")
-    uvicorn.run("bench.otlp_raw:app", factory=True, host=args.host, port=args.port, workers=args.workers,
-                log_config=None, access_log=False)
+    serve("bench.otlp_raw", __doc__.splitlines()[0], "the spans waiting for their root are kept in the worker's memory")
 
 
 COMMAND = ("bench.otlp_raw",)
