@@ -163,7 +163,7 @@ def verify(args: argparse.Namespace) -> int:
     if args.file is not None:
         from graph.offline import verify_file
 
-        return verify_file(args.file, args.key, args.witness, args.json)
+        return verify_file(args.file, args.key, args.witness, args.json, args.jobs)
     from tortoise import Tortoise
 
     from models import db
@@ -253,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--witness", action="append", default=[], metavar="NOTE",
                    help="a file holding a checkpoint a witness kept; may be given more than once")
     p.add_argument("--json", action="store_true", help="print the verdict as one JSON object")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="check a large file's lines in N processes side by side (default: one per core)")
     p.set_defaults(run=verify)
 
     p = commands.add_parser("export", help="write a task's tree's whole record as JSON Lines, from the database")

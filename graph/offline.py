@@ -9,7 +9,8 @@ import sys
 import uuid
 from pathlib import Path
 
-from models.export_check import Verdict, check_export
+from models.export_check import Verdict
+from models.export_parts import check_export_file
 from models.note import NoteError, verifier_from_key
 
 UNCHECKED = (
@@ -26,13 +27,12 @@ def _key_text(key: str) -> str:
     return key.strip()
 
 
-def verify_file(file: str, key: str | None, witnessed: list[str], as_json: bool) -> int:
+def verify_file(file: str, key: str | None, witnessed: list[str], as_json: bool, jobs: int | None = None) -> int:
     """Exit 0 when the export is intact, 1 with the first bad line and its reason, 2 when it cannot be read."""
     try:
         verifier = verifier_from_key(_key_text(key)) if key is not None else None
         notes = [Path(note).read_text() for note in witnessed]
-        with open(file, "rb") as lines:
-            verdict = check_export(lines, verifier, notes)
+        verdict = check_export_file(file, verifier, notes, jobs)
     except NoteError as exc:
         print(f"--key: {exc.message}", file=sys.stderr)
         return 2

@@ -73,6 +73,7 @@ class ChainChecker:
         self.fault: Fault | None = None
         self.uncovered: int | None = None
         self.unreceipted: int | None = None
+        self.receipted = False
 
     def feed(self, line: Line) -> None:
         n = self._count(line.kind, line.erased or line.content_erased)
@@ -105,6 +106,7 @@ class ChainChecker:
         if kind == ERASED:
             self.uncovered = None
             self.unreceipted = None
+            self.receipted = True
         self.prev_hash = hash
         return True
 
@@ -133,6 +135,7 @@ class ChainChecker:
         if kind == ERASED:
             self.uncovered = None
             self.unreceipted = None
+            self.receipted = True
         if marked:
             self.erased += 1
             if self.uncovered is None:
