@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from models.errors import BadInput
@@ -47,11 +48,28 @@ async def calls_page(context: Any, row: TaskRow, first: int | None, after: str |
 
 
 async def record_key(context: Any, root_id: Any) -> RecordKey:
-    """The tree's root and, when the caller reads only some of its tasks, those tasks."""
+    """The tree's root and, when the caller reads only some of its tasks, those tasks. The tree's tasks are read
+    only when what the caller reads depends on the task."""
+    same = await context.access.same_groups()
+    if same is not None:
+        return root_id, (None if same else frozenset())
     tasks = await context.loaders.tree.get(root_id)
     groups = await context.loaders.readable(context.access, tasks)
     readable = frozenset(task.id for task in tasks if groups.get(task.id))
     return root_id, (None if len(readable) == len(tasks) else readable)
+
+
+async def line_groups(context: Any, root_id: Any) -> Callable[[Any], frozenset]:
+    """What the caller reads on each line of the tree's record: its task's groups, one for all when every task's
+    are the same (then no line's task id is looked up: a driver's UUID compares slowly with the dictionary's)."""
+    same = await context.access.same_groups()
+    if same is None:
+        groups = await context.loaders.readable(context.access, await context.loaders.tree.get(root_id))
+        distinct = set(groups.values())
+        if len(distinct) != 1:
+            return lambda line: groups[line.task_id]
+        same = distinct.pop()
+    return lambda _: same
 
 
 async def _task(context: Any, task_id: str) -> TaskRow | None:

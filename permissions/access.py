@@ -164,14 +164,22 @@ class Access:
         for row in rows:
             self._requester_of[row.id] = row.requester_id
 
+    async def same_groups(self) -> frozenset[Group] | None:
+        """The field groups the caller reads on every task of their tenant, when these do not depend on the task
+        (nobody, a kit, or a person who reads as much as any task's requester); None when they do."""
+        if self.principal is None:
+            return NOTHING
+        base = groups_of(await self.standing())
+        if not self.is_person() or READS[Reader.REQUESTER] <= base:
+            return base
+        return None
+
     async def task_groups(self, rows: list[AgentTask]) -> dict[uuid.UUID, frozenset[Group]]:
         """The field groups the caller reads on each task; an empty set means the task does not exist for them."""
-        if self.principal is None:
-            return {row.id: NOTHING for row in rows}
-        standing = await self.standing()
-        base = groups_of(standing)
-        if not self.is_person() or READS[Reader.REQUESTER] <= base:
-            return {row.id: base if row.tenant == self.tenant else NOTHING for row in rows}
+        same = await self.same_groups()
+        if same is not None:
+            return {row.id: same if row.tenant == self.tenant else NOTHING for row in rows}
+        base = groups_of(await self.standing())
         self.remember(rows)
         await self._learn_requesters(rows)
         sub = self.principal.sub

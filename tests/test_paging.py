@@ -173,3 +173,15 @@ async def test_children_first_10_five_levels_deep_takes_as_many_statements_in_a_
 
     assert shown == {"small": [2, 2, 2, 2, 2], "large": [10, 20, 40, 40, 50]}
     assert counts["small"] == counts["large"]
+
+
+async def test_a_reader_who_reads_every_task_alike_pages_the_record_without_reading_the_trees_tasks(shop, tree):
+    page = "record(first: 4, after: 2) { seq summary payload }"
+    with counted() as auditor:
+        noor = (await read(shop, tree["root"], page))["record"]
+    with counted() as requester:
+        mia = (await read(shop, tree["root"], page, shop.mia))["record"]
+
+    assert noor == mia and [line["seq"] for line in noor] == [3, 4, 5, 6]
+    assert [sql for sql in auditor if '"agent_task"' in sql or "agent_task " in sql] == auditor[:1]
+    assert len([sql for sql in requester if "agent_task" in sql]) > 1

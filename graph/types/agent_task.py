@@ -187,9 +187,9 @@ class AgentTask:
         at = seq_page("record", first, after)
         columns = self.plan.record if self.plan and self.plan.record is not None else LINE_COLUMNS
         key = await pages.record_key(info.context, self.row.root_id)
-        groups = await info.context.loaders.readable(info.context.access, await info.context.loaders.tree.get(key[0]))
+        groups = await pages.line_groups(info.context, key[0])
         lines = capped("record", await info.context.loaders.record_page(columns, at).get(key), at)
-        return line_views(info, lines, _groups_of_lines(groups))  # type: ignore[return-value]
+        return line_views(info, lines, groups)  # type: ignore[return-value]
 
     @guarded(
         Group.TRANSCRIPT,
@@ -211,16 +211,6 @@ class AgentTask:
     def below(self, field: str) -> TaskPlan | None:
         """The plan for the tasks `field` returns, when this task was read ahead."""
         return self.plan.nested.get(field) if self.plan is not None else None
-
-
-def _groups_of_lines(groups: dict[Any, frozenset]) -> Callable[[Any], frozenset]:
-    """What the caller reads on each line: its task's groups, one for all when every task's are the same
-    (then no line's task id is looked up: a driver's UUID compares slowly with the dictionary's)."""
-    distinct = set(groups.values())
-    if len(distinct) == 1:
-        one = distinct.pop()
-        return lambda _: one
-    return lambda line: groups[line.task_id]
 
 
 async def _root_row(task: AgentTask, info: Info) -> Row:
