@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from graphql import GraphQLObjectType, Undefined, get_named_type, is_leaf_type, is_non_null_type, is_object_type
 
 from graph.app import create_app
-from graph.fast.execution import TreeExecution
+from graph.fast.execution import TreeExecution, utc_iso
 from graph.schema import build_schema
 from permissions.tokens import issue_token
 from tests.shop import Client, Shop
@@ -233,3 +236,10 @@ async def test_both_executors_answer_the_corpus_byte_for_byte_alike(client, two_
             denied_seen += b'"DENIED"' in answers["fast"][1]
             compared += 1
     assert compared >= 100 * (len(world.readers) - 1) and errors_seen and denied_seen
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59, 999999),
+                    timezones=st.just(timezone.utc)))
+def test_a_utc_time_is_written_as_isoformat_writes_it(at):
+    assert utc_iso(at) == at.isoformat()

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from types import CoroutineType
 from typing import Any
 
@@ -50,6 +51,7 @@ from graphql import (
 )
 from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet
 from graphql.pyutils import Path, gather_with_cancel
+from orjson import dumps
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 
@@ -110,6 +112,7 @@ def _find_leaf(parent_type: GraphQLObjectType, name: str) -> Leaf | None:
 
 
 INT_LOW, INT_HIGH = -(2**31), 2**31 - 1
+UTC = timezone.utc
 UNCHANGED: dict[str, type] = {GraphQLString.name: str, GraphQLID.name: str, GraphQLBoolean.name: bool}
 
 
@@ -117,16 +120,25 @@ def _coercer(leaf_type: Any) -> Callable[[Any], Any]:
     """The type's coercion; for an enum of Python members, a lookup of the name each member coerces to.
 
     Members are singletons, so they are looked up by identity: an enum's Python-level hash is slow. An Int
-    already a 32-bit int is answered as it is; any other value goes through graphql-core's coercion.
+    already a 32-bit int is answered as it is, a DateTime in UTC written by `utc_iso`; any other value goes
+    through graphql-core's coercion.
     """
     members = getattr(leaf_type, "wrapped_cls", None)
     coerce = leaf_type.coerce_output_value
     if leaf_type is GraphQLInt:
         return lambda value: value if type(value) is int and INT_LOW <= value <= INT_HIGH else coerce(value)
+    if leaf_type.name == "DateTime":
+        return lambda value: utc_iso(value) if type(value) is datetime and value.tzinfo is UTC else coerce(value)
     if not isinstance(leaf_type, GraphQLEnumType) or members is None:
         return coerce
     names = {id(member): coerce(member) for member in members}
     return lambda value: names.get(id(value)) or coerce(value)
+
+
+def utc_iso(value: datetime) -> str:
+    """A UTC time as `isoformat` writes it (DateTime's coercion), in a third of the time: orjson writes the same
+    RFC 3339 text, the fraction left out when it is zero and the offset as +00:00."""
+    return dumps(value)[1:-1].decode()
 
 
 Plan = list[tuple[str, Leaf | None]]
