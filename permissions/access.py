@@ -59,9 +59,21 @@ def content_shown(erased: bool, never_stored: bool, groups: frozenset[Group]) ->
         return Shown.ERASED
     if never_stored:
         return Shown.WITHHELD
-    if Group.CONTENT not in groups:
+    if not reads_content(groups):
         return Shown.DENIED
     return Shown.SHOWN
+
+
+_READS_CONTENT: dict[frozenset[Group], bool] = {}
+
+
+def reads_content(groups: frozenset[Group]) -> bool:
+    """Whether the groups hold content, remembered per set of groups: a set keeps its hash, where looking a
+    member up hashes the member in Python, and a tree's lines ask this of the same few sets."""
+    found = _READS_CONTENT.get(groups)
+    if found is None:
+        found = _READS_CONTENT[groups] = Group.CONTENT in groups
+    return found
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
   finishes without suspending, and its field completes on the spot instead of as one more task.
 - A plain field (no resolver, no arguments) of a scalar or enum type is read with `getattr` and coerced
   by its type, without building resolve info for it.
-- A list of objects whose selected fields are all such plain fields is completed in one loop.
+- A list of objects whose selected fields are all such plain fields is completed in one loop; a list of
+  lazy views of rows, by a function written out once for the view's type, the selection and the caller's groups.
 
 Every value is still coerced by the field's GraphQL type. Whatever could end in an error (a null for a
 non-null field, a value the type refuses, a property that raises) is handed to the ordinary path, which
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime, timezone
 from types import CoroutineType
 from typing import Any
@@ -434,51 +436,66 @@ def _complete_one(flat: Flat, item: Any) -> dict[str, Any] | None:
 
 
 def _complete_rows(plan: Plan, views: Views) -> list[dict[str, Any]] | None:
-    """Lazy views answered from their rows, without making them: each field read by the view's own row
-    reader (given the row, or the row and the caller's groups) where those groups allow it, null elsewhere, as
-    the view's property would read it. None when a field needs the view itself, or when any value needs the
-    ordinary path."""
-    readers = getattr(views.make, "row_readers", None)
-    if readers is None:
+    """Lazy views answered from their rows, without making them: each row completed by `row_completer`, made once
+    for the view's type, the fields selected and the caller's groups. None when a field needs the view itself,
+    or when any value needs the ordinary path."""
+    make, groups_of = views.make, views.groups
+    if getattr(make, "row_readers", None) is None:
         return None
-    with_groups = getattr(views.make, "row_group_readers", {})
-    fields = []
-    for name, leaf in plan:
-        if leaf is None:
-            return None
-        if leaf.attribute in readers:
-            read, grouped = readers[leaf.attribute], False
-        elif leaf.attribute in with_groups:
-            read, grouped = with_groups[leaf.attribute], True
-        else:
-            return None
-        fields.append((name, leaf.attribute, read, grouped, leaf.coerce, leaf.nullable, leaf.same))
-    readable, groups_of = views.make.readable_names, views.groups
+    selected = tuple(plan)
     seen: Any = None
-    names: frozenset[str] = frozenset()
-    out = []
+    one: Any = None
+    out: list[dict[str, Any]] = []
+    append = out.append
     try:
         for row in views.rows:
             groups = groups_of(row)
             if groups is not seen:
-                seen, names = groups, readable(groups)
-            completed = {}
-            for name, attribute, read, grouped, coerce, nullable, same in fields:
-                if attribute not in names:
-                    value = None
-                elif grouped:
-                    value = read(row, groups)
-                else:
-                    value = read(row)
-                if value is None:
-                    if not nullable:
-                        return None
-                elif type(value) is not same:
-                    value = coerce(value)
-                    if value is None or value is Undefined:
-                        return None
-                completed[name] = value
-            out.append(completed)
+                seen = groups
+                one = row_completer(make, selected, make.readable_names(groups))
+                if one is None:
+                    return None
+            completed = one(row, groups)
+            if completed is None:
+                return None
+            append(completed)
     except Exception:
         return None
     return out
+
+
+@lru_cache(maxsize=512)
+def row_completer(make: Any, selected: tuple[tuple[str, Leaf | None], ...],
+                  readable: frozenset[str]) -> Callable[[Any, frozenset], dict[str, Any] | None] | None:
+    """A function completing one row as the loop over `selected` would: each readable field read by the view's
+    own row reader (given the row, or the row and the caller's groups), null where the groups do not allow it,
+    coerced by its type unless of the type it hands back unchanged; None for the whole row where a value needs
+    the ordinary path. Written out once as Python, so that a page of thousands of rows pays no loop over its
+    fields. None when a field has no row reader."""
+    readers, with_groups = make.row_readers, getattr(make, "row_group_readers", {})
+    body, items = [], []
+    scope: dict[str, Any] = {"Undefined": Undefined}
+    for i, (name, leaf) in enumerate(selected):
+        if leaf is None or (leaf.attribute not in readers and leaf.attribute not in with_groups):
+            return None
+        if leaf.attribute not in readable:
+            if not leaf.nullable:
+                return lambda row, groups: None
+            items.append(f"{name!r}: None")
+            continue
+        grouped = leaf.attribute not in readers
+        scope[f"read{i}"] = with_groups[leaf.attribute] if grouped else readers[leaf.attribute]
+        scope[f"coerce{i}"], scope[f"same{i}"] = leaf.coerce, leaf.same
+        v = f"v{i}"
+        body += [
+            f"    {v} = read{i}(row, groups)" if grouped else f"    {v} = read{i}(row)",
+            f"    if {v} is None:" + ("" if leaf.nullable else " return None"),
+            *(["        pass"] if leaf.nullable else []),
+            f"    elif type({v}) is not same{i}:",
+            f"        {v} = coerce{i}({v})",
+            f"        if {v} is None or {v} is Undefined: return None",
+        ]
+        items.append(f"{name!r}: {v}")
+    source = "\n".join(["def complete(row, groups):", *body, "    return {" + ", ".join(items) + "}"])
+    exec(compile(source, f"<row completer of {make.__name__}>", "exec"), scope)
+    return scope["complete"]

@@ -69,12 +69,14 @@ class TraceEvent:
         return call_view(call) if call is not None and call.task_id == self.event.task_id else None
 
 
-CONTENT_ACCESS = {shown: ContentAccess[shown.name] for shown in Shown}
+CONTENT_ACCESS = {id(shown): ContentAccess[shown.name] for shown in Shown}
 
 
 def content_access(event: models.TraceEvent, groups: frozenset) -> ContentAccess:
+    """Whether the line's content is shown to the caller; the answer is found by the member's identity, since an
+    enum member hashes in Python."""
     erased, never_stored = event.content_erased_at is not None, event.withheld is not None
-    return CONTENT_ACCESS[content_shown(erased, never_stored, groups)]
+    return CONTENT_ACCESS[id(content_shown(erased, never_stored, groups))]
 
 
 def withheld_reason(event: models.TraceEvent) -> WithheldReason | None:
