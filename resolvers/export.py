@@ -41,6 +41,7 @@ NOTE = {
 Fetch = Callable[[str, list[Any]], Any]
 Groups = frozenset | dict[str, frozenset]
 NOTHING: frozenset = frozenset()
+UTC = timezone.utc
 _dumps = orjson.dumps
 
 
@@ -73,18 +74,45 @@ def _time(value: Any) -> Any:
 
 def line_json(v: Sequence[Any], groups: frozenset) -> bytes:
     """One line from its values in `verify.COLUMNS` order, as the caller may read it."""
+    return line_writer(groups)(v)
+
+
+def _hashes(v: Sequence[Any]) -> bytes:
+    return _dumps({"seq": v[0], "summaryHash": v[8], "payloadHash": v[9], "prevHash": v[10], "hash": v[11]})
+
+
+_WRITERS: dict[frozenset, Callable[[Sequence[Any]], bytes]] = {}
+
+
+def line_writer(groups: frozenset) -> Callable[[Sequence[Any]], bytes]:
+    """How a line is written for a caller reading `groups`, worked out once per set of groups: an enum member
+    hashes in Python, and an export asks this of every line."""
+    found = _WRITERS.get(groups)
+    if found is None:
+        found = _WRITERS[groups] = _writer(groups)
+    return found
+
+
+def _writer(groups: frozenset) -> Callable[[Sequence[Any]], bytes]:
     if Group.FIGURES not in groups:
-        return _dumps({"seq": v[0], "summaryHash": v[8], "payloadHash": v[9], "prevHash": v[10], "hash": v[11]})
+        return _hashes
     sentences, content = Group.SENTENCES in groups, Group.CONTENT in groups
-    return _dumps({
-        "seq": v[0], "kind": v[1], "task": v[2], "at": _time(v[3]), "model": v[12], "routeRule": v[13],
-        "attempts": v[14], "costMicros": v[15], "inputTokens": v[16], "outputTokens": v[17], "tool": v[18],
-        "toolCallId": v[19], "isError": v[20], "durationMs": v[21],
-        "summary": v[4] if sentences else None, "summarySalt": v[6] if sentences else None,
-        "payload": v[5] if content else None, "payloadSalt": v[7] if content else None,
-        "summaryHash": v[8], "payloadHash": v[9], "prevHash": v[10], "hash": v[11],
-        "erasedAt": _time(v[22]), "contentErasedAt": _time(v[23]),
-    }, default=str, option=orjson.OPT_UTC_Z)
+
+    def write(v: Sequence[Any]) -> bytes:
+        at, erased, content_erased = v[3], v[22], v[23]
+        return _dumps({
+            "seq": v[0], "kind": v[1], "task": v[2], "at": at if at.__class__ is datetime and at.tzinfo is UTC
+            and at.microsecond else _time(at), "model": v[12], "routeRule": v[13],
+            "attempts": v[14], "costMicros": v[15], "inputTokens": v[16], "outputTokens": v[17], "tool": v[18],
+            "toolCallId": v[19], "isError": v[20], "durationMs": v[21],
+            "summary": v[4] if sentences else None, "summarySalt": v[6] if sentences else None,
+            "payload": v[5] if content else None, "payloadSalt": v[7] if content else None,
+            "summaryHash": v[8], "payloadHash": v[9], "prevHash": v[10], "hash": v[11],
+            "erasedAt": None if erased is None else _time(erased),
+            "contentErasedAt": None if content_erased is None else _time(content_erased),
+        }, default=str, option=orjson.OPT_UTC_Z)
+
+    return write
 
 
 def sqlite_values(row: Sequence[Any]) -> tuple:
@@ -113,7 +141,7 @@ async def stream(tenant: str, root_id: uuid.UUID, groups: Groups) -> AsyncIterat
             for start in range(0, len(rows), SLICE):
                 part = rows[start:start + SLICE]
                 if isinstance(groups, frozenset):
-                    out = [line_json(row, groups) for row in part]
+                    out = list(map(line_writer(groups), part))
                 else:
                     out = [line_json(row, groups.get(str(row[2]), NOTHING)) for row in part]
                 out.append(b"")
