@@ -241,8 +241,10 @@ async def record(
             payload = None if reason else d.payload
             steps.append(new_step(d.kind, task_id, at, d.summary, payload, d.figures, reason, call_id, d.by_tool))
         if at_once:
-            meter = [insert("llm_call", CALL_COLUMNS, calls)] if calls else []
-            beside = [numbered_as_stored(calls[0])] if numbered_as_written else meter
+            if numbered_as_written:
+                beside = [numbered_as_stored(calls[0])]
+            else:
+                beside = [insert("llm_call", CALL_COLUMNS, calls)] if calls else []
             rows = await append_many(root, steps, conn, beside=beside)
         else:
             if calls:
