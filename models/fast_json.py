@@ -13,7 +13,7 @@ import orjson
 
 from models.chain import compact_json
 
-LONG_NUMBER = re.compile(rb"[0-9]{19}")
+LONG_NUMBER = re.compile(rb"[0-9]{20}|-[0-9]{19}")
 
 
 def dumps(value: Any) -> bytes:
@@ -48,8 +48,10 @@ def _plain(value: Any) -> bool:
 
 def loads(data: str | bytes) -> Any:
     """The value `json.loads` reads from `data`. orjson reads UTF-8 bytes several times faster, but turns an
-    integer past 64 bits into a float, and refuses NaN, Infinity, unpaired surrogates and other encodings, all of
-    which `json` takes: bytes with a run of 19 digits or more, and whatever orjson refuses, are left to `json`."""
+    integer past 64 bits (above 2**64 - 1, below -2**63) into a float, and refuses NaN, Infinity, unpaired
+    surrogates and other encodings, all of which `json` takes: bytes with a run of 20 digits or more, or of 19
+    after a minus sign, and whatever orjson refuses, are left to `json`. A time in nanoseconds (19 digits) is
+    read by orjson."""
     if isinstance(data, bytes) and LONG_NUMBER.search(data) is None:
         try:
             return orjson.loads(data)

@@ -5,6 +5,8 @@ import json
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from models import TraceEvent, fast_json
 from tests.shop import Shop
@@ -44,6 +46,13 @@ def test_a_body_the_standard_library_refuses_is_refused(body):
         json.loads(body)
     with pytest.raises(json.JSONDecodeError):
         fast_json.loads(body)
+
+
+@given(st.integers(-(2**70), 2**70) | st.integers(-(2**63) - 2, -(2**63) + 2) | st.integers(2**64 - 2, 2**64 + 2)
+       | st.integers(10**18, 10**19 + 10))
+def test_a_whole_number_of_any_width_reads_as_the_standard_library_reads_it(n):
+    body = f'{{"n": {n}, "at": [{n}, "{n}"]}}'.encode()
+    assert same(fast_json.loads(body), json.loads(body))
 
 
 async def test_an_integer_past_64_bits_in_json_content_is_stored_as_sent(client):
