@@ -14,6 +14,9 @@ from datetime import datetime, timedelta, timezone
 from json.encoder import encode_basestring
 from typing import Any
 
+from orjson import OPT_UTC_Z
+from orjson import dumps as _orjson_dumps
+
 COMMIT_TAG = b"agentlog/commit/v1\x00"
 LINE_TAG = b"agentlog/line/v1\x00"
 GENESIS = "0" * 64
@@ -35,6 +38,8 @@ def commit(salt: str, text: str) -> str:
 
 
 def rfc3339(at: datetime) -> str:
+    if at.tzinfo is timezone.utc and at.microsecond and at.year >= 1000:
+        return _orjson_dumps(at, option=OPT_UTC_Z)[1:-1].decode()
     if at.utcoffset() == UTC_OFFSET and at.year >= 1000:
         return at.isoformat(timespec="microseconds")[:-6] + "Z"
     return at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -7,6 +7,9 @@ from datetime import datetime, timedelta, timezone
 from enum import Enum
 from zoneinfo import ZoneInfo
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from models.chain import Line, fixed_json, rfc3339
 from models.vocabulary import LineKind
 
@@ -69,3 +72,11 @@ def test_times_in_any_zone_are_written_in_utc_with_six_digits():
     ]
     for at in instants:
         assert rfc3339(at) == at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30),
+                    timezones=st.sampled_from([timezone.utc, ZoneInfo("UTC"), ZoneInfo("Asia/Kolkata"),
+                                               timezone(timedelta(hours=3))])))
+def test_any_time_is_written_in_utc_with_six_digits(at):
+    assert rfc3339(at) == at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
