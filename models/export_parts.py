@@ -16,11 +16,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import chain as chain_of
 
 import orjson
 
 from models.chain_check import ChainChecker, Fault
-from models.export_check import ExportChecker, Verdict, check_export
+from models.export_check import Bad, ExportChecker, Verdict, check_export
 from models.note import Verifier
 
 SPLIT_FROM = 8 * 1024 * 1024
@@ -97,16 +98,11 @@ def check_part(path: str, start: int, end: int, root: str, watch: dict[int, list
     chain = checker.chain = ChainChecker(root if first else None, withheld=True)
     if not first:
         chain.expected, chain.prev_hash = seq, prev
-    checker.feed_all(_prepend(raw, lines))
+    checker.feed_all(chain_of((raw,), lines))
     if chain.fault is not None:
         return Part(False)
     return Part(True, seq, prev, chain.prev_hash, chain.lines, chain.erased, chain.uncovered,
                 chain.receipted, checker.mismatch)
-
-
-def _prepend(raw: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
-    yield raw
-    yield from rest
 
 
 def joined(checker: ExportChecker, parts: list[Part]) -> bool:
@@ -156,7 +152,7 @@ def _in_parts(path: str, verifier: Verifier | None, notes: list[str], jobs: int,
         return None
     try:
         point = checker.checkpoint()
-    except Exception:
+    except Bad:
         return None
     ranges = cuts(path, start, jobs)
     if not ranges:

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from datetime import datetime, timezone
+from functools import lru_cache
 from types import CoroutineType
 from typing import Any
 
@@ -487,11 +487,11 @@ def row_completer(make: Any, selected: tuple[tuple[str, Leaf | None], ...],
         scope[f"read{i}"] = with_groups[leaf.attribute] if grouped else readers[leaf.attribute]
         scope[f"coerce{i}"], scope[f"same{i}"] = leaf.coerce, leaf.same
         v = f"v{i}"
+        body.append(f"    {v} = read{i}(row, groups)" if grouped else f"    {v} = read{i}(row)")
+        if not leaf.nullable:
+            body.append(f"    if {v} is None: return None")
         body += [
-            f"    {v} = read{i}(row, groups)" if grouped else f"    {v} = read{i}(row)",
-            f"    if {v} is None:" + ("" if leaf.nullable else " return None"),
-            *(["        pass"] if leaf.nullable else []),
-            f"    elif type({v}) is not same{i}:",
+            f"    if {v} is not None and type({v}) is not same{i}:",
             f"        {v} = coerce{i}({v})",
             f"        if {v} is None or {v} is Undefined: return None",
         ]
