@@ -3,6 +3,7 @@ refusals."""
 
 import json
 import math
+import re
 
 import pytest
 from hypothesis import given
@@ -53,6 +54,15 @@ def test_a_body_the_standard_library_refuses_is_refused(body):
 def test_a_whole_number_of_any_width_reads_as_the_standard_library_reads_it(n):
     body = f'{{"n": {n}, "at": [{n}, "{n}"]}}'.encode()
     assert same(fast_json.loads(body), json.loads(body))
+
+
+RUNS = st.lists(st.text(alphabet="0123456789", min_size=17, max_size=22) | st.sampled_from(["-", "a", " ", ".", "\u00e9"]),
+                max_size=6).map(lambda pieces: "".join(pieces).encode())
+
+
+@given(st.binary(max_size=80) | RUNS)
+def test_a_long_number_is_found_wherever_the_regular_expression_finds_one(data):
+    assert fast_json.long_number(data) == (re.search(rb"[0-9]{20}|-[0-9]{19}", data) is not None)
 
 
 async def test_an_integer_past_64_bits_in_json_content_is_stored_as_sent(client):
