@@ -131,13 +131,19 @@ async def what_is_known(conn: Any, tenant: str, trace_id: str, fresh: dict[str, 
     return spans, new
 
 
-async def as_they_are(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> Spans:
+async def as_they_are(conn: Any, tenant: str, trace_id: str, span_ids: list[str],
+                      kept: dict[str, Mapped]) -> tuple[Spans, dict[str, str]]:
     """A later pass's spans read again under the trace's lock (one placed meanwhile by another pass is placed),
-    with each one's ancestors up to its agent, and the trace's stand-in."""
+    with each one's ancestors up to its agent, and the trace's stand-in; and, unless this process keeps them
+    all, the stored bodies of those waiting, in the same read."""
     wanted = {*span_ids, STAND_IN_SPAN}
-    spans = {s.span_id: s for s in await otlp_store.known(conn, tenant, trace_id, sorted(wanted))}
+    if all(sid in kept for sid in span_ids):
+        found, stored = await otlp_store.known(conn, tenant, trace_id, sorted(wanted)), {}
+    else:
+        found, stored = await otlp_store.known_with_bodies(conn, tenant, trace_id, sorted(wanted))
+    spans = {s.span_id: s for s in found}
     await with_ancestors(conn, tenant, trace_id, spans, wanted)
-    return spans
+    return spans, stored
 
 
 async def with_ancestors(conn: Any, tenant: str, trace_id: str, spans: Spans, looked_up: set[str]) -> None:
@@ -186,21 +192,24 @@ class Placing:
         self.folded: list[KnownSpan] = []
         self.waited: list[str] = []
 
-    async def read(self, db: Pipeline, known: dict[str, Mapped], waiting: list[tuple]) -> None:
-        """What the pass needs from the database: the bodies of spans stored earlier and not `known` as mapped,
-        the tasks they hang under, the agents' logging, and the trace's stand-in; a span whose task was forgotten
-        goes to the stand-in. The export's spans that must wait, and the spans placed, are sent as soon as the
-        reads they must follow are."""
+    async def read(self, db: Pipeline, known: dict[str, Mapped], waiting: list[tuple],
+                   stored: dict[str, str]) -> None:
+        """What the pass needs from the database: the bodies of spans stored earlier, neither `known` as mapped
+        nor `stored` as read already, the tasks they hang under, the agents' logging, and the trace's stand-in; a
+        span whose task was forgotten goes to the stand-in. The export's spans that must wait, and the spans
+        placed, are sent as soon as the reads they must follow are."""
         found = self.found
-        stored = db.send(otlp_store.bodies(self.conn, self.tenant, self.trace_id,
-                                          [sid for sid in found if sid not in known]))
+        bodies = db.send(otlp_store.bodies(self.conn, self.tenant, self.trace_id,
+                                          [sid for sid in found if sid not in known and sid not in stored]))
         entry = self.spans.get(STAND_IN_SPAN)
         stand_in_id = uuid.UUID(entry.task_id) if entry is not None and entry.task_id else None
         existing = {t.task_id for t in found.values() if isinstance(t, UnderTask)} | (
             {stand_in_id} if stand_in_id else set())
         tasks_read = db.send(self.existing(existing))
         db.send(otlp_store.wait(self.conn, waiting))
-        self.bodies = {row["span_id"]: fast_json.loads(row["body"].encode()) for row in await stored}
+        self.bodies = {row["span_id"]: fast_json.loads(row["body"].encode()) for row in await bodies}
+        self.bodies.update((sid, fast_json.loads(stored[sid].encode())) for sid in found
+                           if sid in stored and sid not in known)
         self.bodies.update((sid, known[sid].body()) for sid in found if sid in known)
         await tasks_read
         for sid, target in found.items():
@@ -475,7 +484,7 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
             placing.waited = [sid for sid in first if sid not in new]
             placing.folded = folded
             known = {**KEPT.of(tenant, trace_id, placing.waited), **fresh}
-            await _place(conn, placing, list(waiting.values()), known)
+            await _place(conn, placing, list(waiting.values()), known, {})
         else:
             await otlp_store.wait(conn, list(waiting.values()))
             await otlp_store.placed(conn, tenant, trace_id, folded)
@@ -506,13 +515,13 @@ async def place_pass(tenant: str, trace_id: str, now: datetime, wait_s: float, s
     due_us = micros(now) - int(wait_s * 1_000_000)
     async with in_transaction() as conn:
         await otlp_store.lock_trace(conn, tenant, trace_id)
-        spans = await as_they_are(conn, tenant, trace_id, span_ids)
+        spans, stored = await as_they_are(conn, tenant, trace_id, span_ids, KEPT.of(tenant, trace_id, span_ids))
         found = targets(spans, due_us)
         if not found:
             return 0
         placing = Placing(tenant, trace_id, conn, spans, found, now)
         placing.waited = list(found)
-        await _place(conn, placing, [], KEPT.of(tenant, trace_id, placing.waited))
+        await _place(conn, placing, [], KEPT.of(tenant, trace_id, placing.waited), stored)
     await _placed(placing, None)
     return len(found)
 
@@ -529,13 +538,15 @@ async def _placed(placing: Placing, told: list[tuple[str, Task]] | None) -> None
         told += events
 
 
-async def _place(conn: Any, placing: Placing, waiting: list[tuple], known: dict[str, Mapped]) -> None:
-    """The pass itself, given the rows of the export's spans that must still wait: once what it reads is read,
+async def _place(conn: Any, placing: Placing, waiting: list[tuple], known: dict[str, Mapped],
+                 stored: dict[str, str]) -> None:
+    """The pass itself, given the rows of the export's spans that must still wait, the spans known as mapped and
+    the bodies already read: once what it reads is read,
     its writes go out through a pipeline while the tasks and lines are made and sealed, so the database stores
     one part while Python makes the next."""
     tenant, spans, found = placing.tenant, placing.spans, placing.found
     async with Pipeline() as db:
-        await placing.read(db, known, waiting)
+        await placing.read(db, known, waiting, stored)
         placing.make_late()
         agents = sorted(placing.ids, key=lambda s: depth(s, found))
         for n, sid in enumerate(agents, 1):

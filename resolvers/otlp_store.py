@@ -18,21 +18,29 @@ from resolvers.write_path import insert_rows
 WAITING_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us")
 PLACED_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "task_id", "tool")
 SPAN = '"span_id","parent_span_id","kind"'
-KNOWN = {
-    "postgres": (
-        f'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT {SPAN},"received_us",'
-        'NULL::uuid AS "task_id",NULL::text AS "tool",0 AS "placed" FROM "otlp_span" '
-        'WHERE "span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 LIMIT 1) s '
-        f'UNION ALL SELECT p.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT {SPAN},NULL::bigint,'
-        '"task_id","tool",1 FROM "otlp_placed_span" WHERE "span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 LIMIT 1) p'
-    ),
-    "sqlite": (
-        f'SELECT {SPAN},"received_us",NULL AS "task_id",NULL AS "tool",0 AS "placed" FROM "otlp_span" '
-        'WHERE "tenant"=? AND "trace_id"=? AND "span_id" IN (SELECT "value" FROM json_each(?)) '
-        f'UNION ALL SELECT {SPAN},NULL,"task_id","tool",1 FROM "otlp_placed_span" '
-        'WHERE "tenant"=? AND "trace_id"=? AND "span_id" IN (SELECT "value" FROM json_each(?))'
-    ),
-}
+
+
+def _known_statements(body: str, no_body: str) -> dict[str, str]:
+    return {
+        "postgres": (
+            f'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT {SPAN},"received_us",'
+            f'NULL::uuid AS "task_id",NULL::text AS "tool",0 AS "placed"{body} FROM "otlp_span" '
+            'WHERE "span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 LIMIT 1) s '
+            f'UNION ALL SELECT p.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT {SPAN},'
+            f'NULL::bigint,"task_id","tool",1{no_body} FROM "otlp_placed_span" WHERE "span_id"=w.id AND "tenant"=$1 '
+            'AND "trace_id"=$2 LIMIT 1) p'
+        ),
+        "sqlite": (
+            f'SELECT {SPAN},"received_us",NULL AS "task_id",NULL AS "tool",0 AS "placed"{body} FROM "otlp_span" '
+            'WHERE "tenant"=? AND "trace_id"=? AND "span_id" IN (SELECT "value" FROM json_each(?)) '
+            f'UNION ALL SELECT {SPAN},NULL,"task_id","tool",1{no_body} FROM "otlp_placed_span" '
+            'WHERE "tenant"=? AND "trace_id"=? AND "span_id" IN (SELECT "value" FROM json_each(?))'
+        ),
+    }
+
+
+KNOWN = _known_statements("", "")
+KNOWN_WITH_BODIES = _known_statements(',"body"', ",NULL")
 BELOW = {
     "postgres": (
         'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT "tenant","trace_id",'
@@ -111,6 +119,16 @@ async def known(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> l
         return []
     rows = await _keyed(conn, KNOWN, tenant, trace_id, span_ids, times=2)
     return [_known(row, bool(row["placed"])) for row in rows]
+
+
+async def known_with_bodies(conn: Any, tenant: str, trace_id: str,
+                            span_ids: list[str]) -> tuple[list[KnownSpan], dict[str, str]]:
+    """`known`, and the stored bodies of those waiting, in the same lookups."""
+    if not span_ids:
+        return [], {}
+    rows = await _keyed(conn, KNOWN_WITH_BODIES, tenant, trace_id, span_ids, times=2)
+    return ([_known(row, bool(row["placed"])) for row in rows],
+            {row["span_id"]: row["body"] for row in rows if row["body"] is not None})
 
 
 async def waiting_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> list[KnownSpan]:

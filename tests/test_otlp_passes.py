@@ -2,6 +2,8 @@
 exactly once, each task's ENDED line its last, its chain verifying; the export that completes it is answered once
 its own spans are stored; and every pass sends the same statements, however large the trace."""
 
+import pytest
+
 from models import AgentTask, LlmCall, OtlpSpan, TraceEvent
 from models.vocabulary import LineKind
 from resolvers.otlp_ingest import place_later, take_export
@@ -49,8 +51,11 @@ async def assert_placed_whole_once_and_in_order(tenant: str, leads: int, helpers
             assert started[task.parent_id] < started[task.id], task.agent
 
 
-async def test_a_trace_larger_than_a_pass_is_placed_whole_exactly_once_parents_first(client, monkeypatch):
+@pytest.mark.parametrize("kept_mb", ["32", "0"])
+async def test_a_trace_larger_than_a_pass_is_placed_whole_exactly_once_parents_first(client, monkeypatch, kept_mb):
+    """Whether this process kept the waiting spans as mapped or each pass reads their bodies back."""
     monkeypatch.setenv("AGENTLOG_OTLP_PASS_SPANS", str(PASS))
+    monkeypatch.setenv("AGENTLOG_OTLP_KEPT_MB", kept_mb)
     shop = Shop(client)
     await shop.setup()
     first, last = leads_then_root(3, 4)
@@ -106,3 +111,17 @@ async def test_every_pass_sends_the_same_statements_however_large_the_trace(clie
     two, four, six = [await completing_statements(shop, 2 + 3 * k) for k in (2, 4, 6)]
 
     assert four - two == six - four > 0
+
+
+async def test_a_pass_reads_the_bodies_it_needs_with_its_spans(client, monkeypatch):
+    """Spans no process kept cost the first pass one read of their bodies, and every later pass none more than
+    spans kept: a later pass reads the bodies with its spans, in the same statement."""
+    monkeypatch.setenv("AGENTLOG_OTLP_PASS_SPANS", str(PASS))
+    shop = Shop(client)
+    await shop.setup()
+    kept = [await completing_statements(shop, 2 + 3 * k) for k in (2, 6)]
+    monkeypatch.setenv("AGENTLOG_OTLP_KEPT_MB", "0")
+
+    read_back = [await completing_statements(shop, 2 + 3 * k) for k in (2, 6)]
+
+    assert read_back[0] - kept[0] == read_back[1] - kept[1] == 1
