@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from enum import Enum
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from models import AgentHelp, AgentTask, RegisteredAgent
 from models.policies import CAPABILITIES, capability_roles
@@ -64,16 +64,11 @@ def content_shown(erased: bool, never_stored: bool, groups: frozenset[Group]) ->
     return Shown.SHOWN
 
 
-_READS_CONTENT: dict[frozenset[Group], bool] = {}
-
-
+@cache
 def reads_content(groups: frozenset[Group]) -> bool:
     """Whether the groups hold content, remembered per set of groups: a set keeps its hash, where looking a
     member up hashes the member in Python, and a tree's lines ask this of the same few sets."""
-    found = _READS_CONTENT.get(groups)
-    if found is None:
-        found = _READS_CONTENT[groups] = Group.CONTENT in groups
-    return found
+    return Group.CONTENT in groups
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import cache
 from typing import Any
 
 import orjson
@@ -81,19 +82,10 @@ def _hashes(v: Sequence[Any]) -> bytes:
     return _dumps({"seq": v[0], "summaryHash": v[8], "payloadHash": v[9], "prevHash": v[10], "hash": v[11]})
 
 
-_WRITERS: dict[frozenset, Callable[[Sequence[Any]], bytes]] = {}
-
-
+@cache
 def line_writer(groups: frozenset) -> Callable[[Sequence[Any]], bytes]:
     """How a line is written for a caller reading `groups`, worked out once per set of groups: an enum member
     hashes in Python, and an export asks this of every line."""
-    found = _WRITERS.get(groups)
-    if found is None:
-        found = _WRITERS[groups] = _writer(groups)
-    return found
-
-
-def _writer(groups: frozenset) -> Callable[[Sequence[Any]], bytes]:
     if Group.FIGURES not in groups:
         return _hashes
     sentences, content = Group.SENTENCES in groups, Group.CONTENT in groups
