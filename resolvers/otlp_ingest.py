@@ -541,9 +541,8 @@ async def _placed(placing: Placing, told: list[tuple[str, Task]] | None) -> None
 async def _place(conn: Any, placing: Placing, waiting: list[tuple], known: dict[str, Mapped],
                  stored: dict[str, str]) -> None:
     """The pass itself, given the rows of the export's spans that must still wait, the spans known as mapped and
-    the bodies already read: once what it reads is read,
-    its writes go out through a pipeline while the tasks and lines are made and sealed, so the database stores
-    one part while Python makes the next."""
+    the bodies already read: once what it reads is read, its writes go out through a pipeline while the tasks
+    and lines are made and sealed, so the database stores one part while Python makes the next."""
     tenant, spans, found = placing.tenant, placing.spans, placing.found
     async with Pipeline() as db:
         await placing.read(db, known, waiting, stored)
