@@ -207,10 +207,9 @@ class Placing:
             {stand_in_id} if stand_in_id else set())
         tasks_read = db.send(self.existing(existing))
         db.send(otlp_store.wait(self.conn, waiting))
-        self.bodies = {row["span_id"]: fast_json.loads(row["body"].encode()) for row in await bodies}
-        self.bodies.update((sid, fast_json.loads(stored[sid].encode())) for sid in found
-                           if sid in stored and sid not in known)
-        self.bodies.update((sid, known[sid].body()) for sid in found if sid in known)
+        texts = {**stored, **{row["span_id"]: row["body"] for row in await bodies}}
+        self.bodies = {sid: known[sid].body() if sid in known else fast_json.loads(texts[sid].encode())
+                       for sid in found if sid in known or sid in texts}
         await tasks_read
         for sid, target in found.items():
             if isinstance(target, UnderTask) and target.task_id not in self.tasks:

@@ -20,7 +20,8 @@ PLACED_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "ta
 SPAN = '"span_id","parent_span_id","kind"'
 
 
-def _known_statements(body: str, no_body: str) -> dict[str, str]:
+def _known_statements(with_bodies: bool) -> dict[str, str]:
+    body, no_body = (',"body"', ",NULL") if with_bodies else ("", "")
     return {
         "postgres": (
             f'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT {SPAN},"received_us",'
@@ -39,8 +40,8 @@ def _known_statements(body: str, no_body: str) -> dict[str, str]:
     }
 
 
-KNOWN = _known_statements("", "")
-KNOWN_WITH_BODIES = _known_statements(',"body"', ",NULL")
+KNOWN = _known_statements(with_bodies=False)
+KNOWN_WITH_BODIES = _known_statements(with_bodies=True)
 BELOW = {
     "postgres": (
         'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT "tenant","trace_id",'
