@@ -14,7 +14,6 @@ from collections.abc import Iterator
 
 from graphql.error import GraphQLError
 from graphql.language import ArgumentNode, FieldNode, ListValueNode, Node, ObjectValueNode, Visitor, parse, visit
-from strawberry.extensions import MaskErrors
 
 from models.availability import database_unavailable
 from models.errors import AgentlogError
@@ -125,12 +124,3 @@ def shape(error: GraphQLError, request_id: str) -> GraphQLError:
         )
     extensions = {"code": code} if field is None else {"code": code, "field": field}
     return GraphQLError(message, nodes=error.nodes, path=error.path, extensions=extensions)
-
-
-class ErrorCodes(MaskErrors):
-    def __init__(self) -> None:
-        super().__init__()
-
-    def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
-        request_id = request_id_of(self.execution_context.context)
-        return [shape(error, request_id) for error in errors]

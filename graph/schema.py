@@ -17,7 +17,7 @@ from strawberry.tools import merge_types
 
 from graph.batch_mutation import BatchMutation
 from graph.erasure import ErasureMutation, ErasureQuery
-from graph.errors import ErrorCodes, request_id_of, shape
+from graph.errors import request_id_of, shape
 from graph.fast.arguments import RememberedArgumentNames, null_defaults_left_out
 from graph.fast.execution import TreeExecution
 from graph.mutation import KitMutation
@@ -91,8 +91,9 @@ class Schema(strawberry.Schema):
         return await super().execute(*args, allowed_operation_types=allowed, **kwargs)
 
     def process_errors(self, errors, execution_context=None) -> None:
-        """Expected refusals are not logged; unexpected ones are logged with their request id and masked here
-        too, for failures that end the operation before ErrorCodes sees its result."""
+        """Every error of an operation passes here (parsing, validation, execution, a hook's refusal, a failure
+        that ends the operation early): each leaves with an extensions.code, and an unexpected one is logged with
+        its request id and masked."""
         request_id = request_id_of(execution_context.context if execution_context else None)
         note_failures(errors)
         errors[:] = [shape(error, request_id) for error in errors]
@@ -112,7 +113,7 @@ def build_schema() -> strawberry.Schema:
         query=merge_types("Query", QUERIES),
         mutation=merge_types("Mutation", MUTATIONS),
         subscription=Subscription,
-        extensions=[RequestOutcome, documents, RefuseNul, *routed_operations(), ErrorCodes],
+        extensions=[RequestOutcome, documents, RefuseNul, *routed_operations()],
         config=StrawberryConfig(scalar_map=SCALARS,
                                 name_converter=RememberedArgumentNames() if fast else NameConverter()),
         execution_context_class=TreeExecution if fast else None,
