@@ -40,8 +40,9 @@ def _parsed(query: str, **options: Any) -> DocumentNode:
 
 
 @lru_cache(maxsize=256)
-def _validated(schema: GraphQLSchema, document: DocumentNode, rules: tuple) -> list[GraphQLError]:
-    return validate_document(schema, document, rules)
+def _validated(schema: GraphQLSchema, query: str, rules: tuple, **options: Any) -> list[GraphQLError]:
+    """Keyed by the document's text, as `_parsed` is: hashing its parsed tree walks every node of it."""
+    return validate_document(schema, _parsed(query, **options), rules)
 
 
 class KnownDocuments(SchemaExtension):
@@ -65,7 +66,7 @@ class KnownDocuments(SchemaExtension):
     def on_validate(self) -> Iterator[None]:
         context = self.execution_context
         rules = context.validation_rules + self.limits
-        context.pre_execution_errors = _validated(context.schema._schema, context.graphql_document, rules)
+        context.pre_execution_errors = _validated(context.schema._schema, context.query, rules, **context.parse_options)
         yield
 
 
