@@ -35,7 +35,7 @@ from bench.common import (
 )
 from graph.app import settle_heap
 from models import AgentTask
-from resolvers.verify import verify_tree
+from resolvers.read.verify import verify_tree
 
 WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export", "paging", "replicas", "big", "citus")
 REPEATS = 5

@@ -115,7 +115,7 @@ async def first_paint_ms(base: str, token: str, root: str, nodes: int, runs: int
 
 
 def verifier_key() -> str:
-    from resolvers.signing import signer
+    from resolvers.write.signing import signer
 
     return signer().verifier.key
 

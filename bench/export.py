@@ -28,12 +28,12 @@ from bench import verify
 from bench.common import TENANT, raw_commit, raw_line_hash
 from bench.export_baseline import baseline_process
 from bench.ingest import SECRET, server_process
-from models.chain import GENESIS
-from models.export_check import check_export
+from models.record.chain import GENESIS
+from models.record.export_check import check_export
 from models.line_columns import CHECKED
-from models.note import new_signer
+from models.record.note import new_signer
 from permissions.tokens import issue_token
-from resolvers.checkpoints import note_for
+from resolvers.write.checkpoints import note_for
 
 STREAMED = 1_000_000
 RUNS = 3
@@ -122,7 +122,7 @@ async def raw_read(conn: asyncpg.Connection, root: uuid.UUID, batch: int = 5000)
 
 def offline(path: Path) -> tuple[float, int]:
     """CPU seconds of this process (the machine is shared, and both sides are single-threaded CPU work)."""
-    from resolvers.signing import signer
+    from resolvers.write.signing import signer
 
     start = time.process_time()
     with open(path, "rb") as lines:

@@ -25,8 +25,8 @@ from starlette.responses import PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
 from bench.ingest import running
-from models.chain import rfc3339
-from resolvers.verify import BATCH, COLUMNS
+from models.record.chain import rfc3339
+from resolvers.read.verify import BATCH, COLUMNS
 
 PAGE = (f"SELECT {', '.join(COLUMNS)} FROM trace_event WHERE tenant = $1 AND root_id = $2 AND seq > $3 "
         "ORDER BY seq LIMIT $4")

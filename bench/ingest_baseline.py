@@ -27,12 +27,12 @@ import asyncpg
 
 from bench.common import TENANT, raw_commit, raw_fixed, raw_line_hash
 from bench.ingest import BATCH, CLIENTS, END, LINES_PER_TREE, START, TREES, Run, steps
-from models.chain import GENESIS, compact_json
+from models.record.chain import GENESIS, compact_json
 from models.line_columns import INSERTED
-from resolvers import sentences
-from resolvers.checkpoints import KEEP, note_for
-from resolvers.one_statement import Statement, insert as insert_rows, together
-from resolvers.write_path import COPY_FROM
+from resolvers.write import sentences
+from resolvers.write.checkpoints import KEEP, note_for
+from resolvers.write.one_statement import Statement, insert as insert_rows, together
+from resolvers.write.append import COPY_FROM
 
 FIGURES = (
     "model", "route_rule", "attempts", "cost_micros", "call_id", "tool", "tool_call_id", "input_tokens",

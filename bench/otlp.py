@@ -33,10 +33,10 @@ from opentelemetry.trace import set_span_in_context
 
 from bench.common import TENANT, raw_commit, raw_fixed, raw_line_hash
 from bench.ingest import SECRET
-from models.chain import GENESIS, compact_json
+from models.record.chain import GENESIS, compact_json
 from permissions.tokens import issue_token
-from resolvers import sentences
-from resolvers.checkpoints import KEEP, note_for
+from resolvers.write import sentences
+from resolvers.write.checkpoints import KEEP, note_for
 
 AGENTS, LLMS, TOOLS, DEPTH, FAN_OUT = 188, 562, 250, 5, 4
 SPANS = AGENTS + LLMS + TOOLS
@@ -319,7 +319,7 @@ async def write_trace(conn: asyncpg.Connection, root: uuid.UUID, spans: list[Spa
 
 class InOrder:
     """Statements sent in order on one connection by a task of their own while the caller goes on hashing, as
-    agentlog's placing does (`resolvers/pipeline.py`); leaving the block waits for them all."""
+    agentlog's placing does (`resolvers/write/pipeline.py`); leaving the block waits for them all."""
 
     def __init__(self) -> None:
         self.queue: asyncio.Queue[tuple | None] = asyncio.Queue()

@@ -34,8 +34,8 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext as St
 from tortoise import Tortoise
 
 import graph.fast.plan
-import graph.query
-import graph.schema
+import graph.api.query
+import graph.api.schema
 import graph.types.agent_task as agent_task
 from bench.common import SERVER, TENANT, fresh_database
 from bench.paging import FILTERED, PAGE, RECORD, SEARCH, store_shop
@@ -43,7 +43,7 @@ from bench.tree_read import CALL_COLUMNS, TASK_COLUMNS, fake_tree, nested_query
 from bench.verify import build_chain
 from graph.fast.execution import TreeExecution
 from models.line_columns import INSERTED
-from resolvers.rows import LINE_COLUMNS
+from resolvers.read.rows import LINE_COLUMNS
 from permissions.tokens import issue_token
 
 Patch = Callable[[], contextlib.AbstractContextManager]
@@ -82,17 +82,17 @@ def eager_lines(info: Any, lines: Any, groups: Callable[[Any], frozenset]) -> li
 
 
 BUILT_WITH: dict[str, Patch] = {
-    "plain fields read straight": lambda: patched(graph.schema, TreeExecution=executor_without("execute_fields")),
+    "plain fields read straight": lambda: patched(graph.api.schema, TreeExecution=executor_without("execute_fields")),
     "coroutines started at once": lambda: patched(
-        graph.schema, TreeExecution=executor_without("complete_awaitable_value")),
-    "lists completed in one loop": lambda: patched(graph.schema, TreeExecution=executor_without("complete_list_value")),
-    "null defaults left out (arguments.py)": lambda: patched(graph.schema, null_defaults_left_out=lambda *_: None),
-    "argument names kept (arguments.py)": lambda: patched(graph.schema, RememberedArgumentNames=NameConverter),
+        graph.api.schema, TreeExecution=executor_without("complete_awaitable_value")),
+    "lists completed in one loop": lambda: patched(graph.api.schema, TreeExecution=executor_without("complete_list_value")),
+    "null defaults left out (arguments.py)": lambda: patched(graph.api.schema, null_defaults_left_out=lambda *_: None),
+    "argument names kept (arguments.py)": lambda: patched(graph.api.schema, RememberedArgumentNames=NameConverter),
 }
 """Shortcuts taken out when the app's schema is built."""
 
 ASKED_WITH: dict[str, Patch] = {
-    "reading ahead (plan.py)": lambda: patched(graph.query, prefetch=no_prefetch),
+    "reading ahead (plan.py)": lambda: patched(graph.api.query, prefetch=no_prefetch),
     "lazy objects (lazy.py)": lambda: chained(
         patched(agent_task, TaskView=agent_task.WholeTask, line_views=eager_lines),
         patched(graph.fast.plan, line_columns=lambda selections: LINE_COLUMNS),

@@ -42,7 +42,7 @@ from starlette.routing import Route
 
 from bench.common import fresh_database
 from graph.app import create_app, settle_heap
-from models.chain import GENESIS, Line, compact_json, seal
+from models.record.chain import GENESIS, Line, compact_json, seal
 from models.line_columns import INSERTED, inserted_row
 from permissions.tokens import issue_token
 from tests.statements import counted

@@ -1,6 +1,6 @@
 """Verify: agentlog's verify_tree over a long chain, against an asyncpg fetch of the same columns plus hashlib.
 
-The chain is written straight into the tables with COPY, each line sealed by models.chain. Peak memory is
+The chain is written straight into the tables with COPY, each line sealed by models.record.chain. Peak memory is
 measured in a fresh process, as the peak resident size above what it held before verifying:
 `python -m bench.verify URL ROOT agentlog|baseline`.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 import asyncpg
 
 from bench.common import TENANT, raw_commit, raw_fixed, raw_line_hash
-from models.chain import GENESIS, Line, compact_json, seal
+from models.record.chain import GENESIS, Line, compact_json, seal
 from models.line_columns import INSERTED, SEALED, inserted_row
 
 CHAIN = 200_000
@@ -90,7 +90,7 @@ async def build_chain(url: str, count: int) -> uuid.UUID:
 async def agentlog_verify(root_id: uuid.UUID) -> tuple[float, int]:
     """Seconds for agentlog's verify_tree on an open tortoise connection, and the lines it found intact."""
     from models import AgentTask
-    from resolvers.verify import verify_tree
+    from resolvers.read.verify import verify_tree
 
     root = await AgentTask.get(id=root_id)
     start = time.perf_counter()

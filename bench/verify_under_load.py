@@ -20,8 +20,8 @@ from tortoise import Tortoise
 from bench.common import TENANT
 from models import AgentTask, db
 from permissions.principal import Principal
-from resolvers import batch, kit
-from resolvers.verify import verify_task
+from resolvers.write import batch, kit
+from resolvers.read.verify import verify_task
 
 CHAIN = 20_000
 WRITERS = 8

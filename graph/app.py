@@ -22,22 +22,28 @@ from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types.unset import UNSET, UnsetType
 from tortoise.contrib.starlette import RegisterTortoise
 
-from graph import export_route, http_errors, inspector, otlp, rest
-from graph.body_limit import BodyLimit
-from graph.context import Context
-from graph.cors import CrossOrigin
-from graph.identity import ProviderKeysReady
-from graph.read_routing import ConsistentReads, executed_once_more_if_a_replica_failed
-from graph.readiness import readyz
-from graph.request_log import RequestLog
-from graph.schema import build_schema
-from graph.subscription import admit
-from graph.unavailable import Unavailable
-from graph.view import AdmittedRequests, JSONErrorsView
-from graph.websocket import TextFrames
-from models import db, fast_json
+from graph.http import export, errors, inspector, otlp, rest
+from graph.http.body_limit import BodyLimit
+from graph.api.context import Context
+from graph.http.cors import CrossOrigin
+from graph.http.identity import ProviderKeysReady
+from graph.api.read_routing import ConsistentReads, executed_once_more_if_a_replica_failed
+from graph.http.readiness import readyz
+from graph.http.request_log import RequestLog
+from graph.api.schema import build_schema
+from graph.api.subscription import admit
+from graph.http.unavailable import Unavailable
+from graph.api.view import AdmittedRequests, JSONErrorsView
+from graph.api.websocket import TextFrames
+from models import db
+from models.record import fast_json
 from permissions.tokens import keys_ready, principal_from_header
-from resolvers import bus, metrics, otlp_sweep, replicas, retention, settings, signing
+from resolvers import metrics, settings
+from resolvers.events import bus
+from resolvers.otlp import sweep
+from resolvers.events import replicas
+from resolvers.forget import retention
+from resolvers.write import signing
 from models.errors import Unauthenticated
 
 log = logging.getLogger("agentlog")
@@ -125,7 +131,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
             log.info("checkpoints are signed by %s", signing.verifier_key())
             log.info("agentlog is keeping its record in the %s", describe_url(url))
             settle_heap()
-            async with replicas.serving(), bus.running(db.dialect()), otlp_sweep.sweeping(), retention.sweeping():
+            async with replicas.serving(), bus.running(db.dialect()), sweep.sweeping(), retention.sweeping():
                 yield
 
     routes = [
@@ -136,7 +142,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
         WebSocketRoute("/graphql", graphql),
         *rest.ROUTES,
         *inspector.ROUTES,
-        *export_route.ROUTES,
+        *export.ROUTES,
         *otlp.ROUTES,
     ]
     middleware = [
@@ -147,4 +153,4 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
         Middleware(Unavailable),
         Middleware(ConsistentReads),
     ]
-    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware, exception_handlers=http_errors.HANDLERS)
+    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware, exception_handlers=errors.HANDLERS)

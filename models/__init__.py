@@ -1,5 +1,6 @@
-"""The stored rows, imported when first named, so the pure modules beside them (the chain, its checker, the
-offline export verifier) load without the ORM: `agentlog verify --file` starts in a fraction of the time."""
+"""The bottom floor: the stored rows (tortoise models), where the data lives (`db.py`), the expected refusals
+(`errors.py`), and the pure record in `record/`. The rows are imported when first named, so the pure record loads
+without the ORM: `agentlog verify --file` starts in a fraction of the time. It imports nothing above it."""
 
 from importlib import import_module
 

@@ -12,7 +12,7 @@ from dataclasses import fields
 from operator import attrgetter
 from typing import Any
 
-from models.chain import Line
+from models.record.chain import Line
 from models.trace_event import TraceEvent
 
 STORED_AS = {"task": "task_id", "erased": "erased_at", "content_erased": "content_erased_at"}

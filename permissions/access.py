@@ -29,7 +29,7 @@ from permissions.table import (
     Reader,
     groups_of,
 )
-from permissions.table import describe, describe_outside_work  # noqa: F401  fields' descriptions, for graph/guard.py
+from permissions.table import describe, describe_outside_work  # noqa: F401  fields' descriptions, for graph/api/guard.py
 
 NOTHING: frozenset[Group] = frozenset()
 EVERYTHING: frozenset[Group] = frozenset(TABLE_GROUPS)

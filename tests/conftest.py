@@ -17,7 +17,7 @@ from graph.app import create_app
 from models import db
 from tests import citus
 from tests.shop import Client
-from models.note import new_signer
+from models.record.note import new_signer
 
 if not os.environ.get("AGENTLOG_SIGNING_KEY"):
     _key = Path(tempfile.mkdtemp()) / "signing.key"
@@ -116,7 +116,7 @@ def servers(database):
 @pytest.fixture
 async def event_bus(dialect):
     """Task events flowing to this process's subscribers, as in a running server."""
-    from resolvers import bus
+    from resolvers.events import bus
 
     async with bus.running(dialect):
         yield bus.HUB

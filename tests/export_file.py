@@ -8,9 +8,9 @@ from datetime import datetime, timedelta, timezone
 
 import orjson
 
-from models.chain import GENESIS, Line, compact_json, seal
-from models.note import Checkpoint, Signer, new_signer, origin_of, sign
-from resolvers.export import EVERYTHING, FORMAT, line_json
+from models.record.chain import GENESIS, Line, compact_json, seal
+from models.record.note import Checkpoint, Signer, new_signer, origin_of, sign
+from resolvers.read.export import EVERYTHING, FORMAT, line_json
 
 TENANT = "shop"
 ERASED_AT = datetime(2025, 3, 1, 9, 30, tzinfo=timezone.utc)

@@ -6,9 +6,9 @@ from datetime import datetime, timezone
 import orjson
 from hypothesis import strategies as st
 
-from models import export_check
-from models.chain import GENESIS, Line, seal
-from models.vocabulary import LineKind
+from models.record import export_check
+from models.record.chain import GENESIS, Line, seal
+from models.record.vocabulary import LineKind
 from tests.export_file import as_json, header
 
 ROOT, CHILD = "6f1c2a4e-3b5d-4c7e-9f10-2a3b4c5d6e7f", "0b7d3c1e-9a2f-4e6d-8c5b-1a2b3c4d5e6f"

@@ -17,8 +17,7 @@ import httpx
 import orjson
 import pytest
 from graphql import GraphQLObjectType, get_named_type
-
-from graph.guard import group_of
+from graph.api.guard import group_of
 from permissions.table import HELP_OUTSIDE_WORK, READS, TABLE_GROUPS, Group, Reader, Table
 from tests.shop import ROLES, Client, Shop
 from tests.test_schema_groups import GUARDED_TYPES, SCHEMA

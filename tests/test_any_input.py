@@ -12,11 +12,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import graphql
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis_graphql import mutations, nodes, queries
 
-from graph.schema import build_schema
+from graph.api.schema import build_schema
 from tests.shop import ROLES, Shop
 from tests.tables import state
 

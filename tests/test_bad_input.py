@@ -7,10 +7,10 @@ from datetime import timedelta
 import graphql
 import pytest
 
-import resolvers.lines
+import resolvers.write.lines
 from models import AgentHelp, AgentTask, LlmCall, TraceEvent
 from permissions.tokens import issue_token
-from resolvers.checks import JSON_BYTES, LINE_CHARS
+from resolvers.write.checks import JSON_BYTES, LINE_CHARS
 from tests.shop import Shop
 from tests.test_every_mutation_guarded import ERASURES, SCHEMA
 
@@ -367,7 +367,7 @@ async def test_the_line_and_its_meter_row_are_written_together(client, monkeypat
     async def broken_append(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(resolvers.lines, "append_many", broken_append)
+    monkeypatch.setattr(resolvers.write.lines, "append_many", broken_append)
     error = await client.error(CALL, call(task), shop.kit)
 
     assert error["extensions"]["code"] == "INTERNAL"

@@ -7,7 +7,7 @@ import pytest
 from bench.otlp import AGENTS, LINES, LLMS, SPANS, make_spans, root_of, sdk_span, stored
 from bench.otlp_raw import KEPT_TABLE, Receiver, bodies, by_trace
 from models import AgentTask
-from resolvers.verify import verify_tree
+from resolvers.read.verify import verify_tree
 
 
 def test_the_exports_carry_the_spans_the_sdk_made():

@@ -3,8 +3,8 @@
 import copy
 from datetime import datetime, timedelta, timezone
 
-from models.chain import ERASED_SENTENCE, GENESIS, Line, commit, seal
-from models.chain_check import check_chain
+from models.record.chain import ERASED_SENTENCE, GENESIS, Line, commit, seal
+from models.record.check import check_chain
 
 START = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 
@@ -149,7 +149,7 @@ def erasure_line(prev: str, seq: int) -> Line:
 
 
 def test_the_reasons_are_the_contracts_closed_set():
-    from models.vocabulary import VerifyReason
+    from models.record.vocabulary import VerifyReason
 
     assert [reason.value for reason in VerifyReason] == (
         "SEQUENCE LINK LINE_HASH SUMMARY_HASH PAYLOAD_HASH ERASED_HAS_WORDS ERASURE_UNRECEIPTED TRUNCATED "

@@ -7,11 +7,10 @@ from datetime import datetime, timedelta, timezone
 from enum import Enum
 from zoneinfo import ZoneInfo
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from models.chain import Line, fixed_json, rfc3339
-from models.vocabulary import LineKind
+from models.record.chain import Line, fixed_json, rfc3339
+from models.record.vocabulary import LineKind
 
 TEXTS = ["", "Everyday", 'say "hi"', "back\\slash", "tab\tnew\nline\x00\x1f", "Grüße", "日本語", "🚲 emoji", "\u2028\ud7ff"]
 INTS = [None, 0, 1, -1, 2**31, 2**63 - 1, 10**30]

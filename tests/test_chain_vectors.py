@@ -11,9 +11,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from models.chain import GENESIS, Line, commit, fixed_json, line_hash
-from models.chain_check import check_chain
-from models.export_check import FORMAT, check_export
+from models.record.chain import GENESIS, Line, commit, fixed_json, line_hash
+from models.record.check import check_chain
+from models.record.export_check import FORMAT, check_export
 
 VECTORS = json.loads((Path(__file__).parent / "chain_vectors_v1.json").read_text(encoding="utf-8"))
 FIXED_KEYS = ["seq", "kind", "task", "at", "model", "routeRule", "attempts", "costMicros", "inputTokens",

@@ -11,9 +11,9 @@ from tortoise.transactions import in_transaction
 
 from models import AgentTask, SignedCheckpoint
 from models.errors import CheckpointRefused
-from models.note import parse_checkpoint, open_note, verifier_from_key
-from resolvers import signing
-from resolvers.checkpoints import keep_checkpoint
+from models.record.note import parse_checkpoint, open_note, verifier_from_key
+from resolvers.write import signing
+from resolvers.write.checkpoints import keep_checkpoint
 from tests.shop import Shop
 
 WRITERS = 30

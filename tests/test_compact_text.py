@@ -2,11 +2,10 @@
 the ones it refuses alike: a payload's text, and so its commitment in the chain, does not depend on the path."""
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from models.chain import compact_json
-from models.fast_json import compact_text
+from models.record.chain import compact_json
+from models.record.fast_json import compact_text
 
 characters = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, categories=None)
 texts = st.text(alphabet=characters, max_size=30)

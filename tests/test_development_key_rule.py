@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph import cli
+from graph.cli import main as cli
 from permissions import oidc
 from permissions.tokens import DEV_SECRET, NoSecret, issue_token, secret
 

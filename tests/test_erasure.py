@@ -8,7 +8,7 @@ from typing import Any
 from tortoise.functions import Count, Sum
 
 from models import AgentHelp, AgentTask, LlmCall, SignedCheckpoint, TraceEvent
-from resolvers.events import add_publisher, remove_publisher
+from resolvers.events.notices import add_publisher, remove_publisher
 from tests.shop import LINE_FIELDS, TASK_FIELDS, Shop
 
 WHY = "Mia asked for her data to be erased."

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 
 from models import AgentHelp, AgentTask, IdempotencyKey, TraceEvent
-from models.chain import commit
+from models.record.chain import commit
 from tests.shop import LINE_FIELDS, Shop
 from tests.test_erasure import erase
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from tortoise.transactions import in_transaction
 
-import resolvers.erasure
+import resolvers.forget.erasure
 from models import AgentTask, ErasureRecord, TraceEvent
-from resolvers.write_path import append_many, step_of
+from resolvers.write.append import append_many, step_of
 from tests.shop import Shop
 from tests.test_erasure import erase, priya, refused, repair_job
 
@@ -86,7 +86,7 @@ async def test_an_erasure_that_fails_part_way_leaves_nothing_changed(client, mon
     async def broken(*args: Any) -> None:
         raise RuntimeError("the disk is full")
 
-    monkeypatch.setattr(resolvers.erasure, "append", broken)
+    monkeypatch.setattr(resolvers.forget.erasure, "append", broken)
     for mutation in ("eraseAgentWorkContent", "anonymiseAgentWork"):
         error = await refused(shop, mutation, job.child, priya(shop))
         assert error["extensions"]["code"] == "INTERNAL"

@@ -5,8 +5,8 @@ import uuid
 from datetime import datetime, timezone
 
 from models import AgentTask
-from resolvers.bus_postgres import PAYLOAD_BYTES, heard, packed
-from resolvers.events import notice_of, notices_json
+from resolvers.events.bus_postgres import PAYLOAD_BYTES, heard, packed
+from resolvers.events.notices import notice_of, notices_json
 
 
 def task(agent: str, depth: int = 1) -> AgentTask:

@@ -12,8 +12,8 @@ from typing import Any
 import graphql
 import pytest
 
-from graph.erasure import REQUIRES
-from graph.schema import build_schema
+from graph.api.mutations.erasure import REQUIRES
+from graph.api.schema import build_schema
 from permissions.tokens import issue_token
 from tests.shop import ROLES, Shop
 from tests.tables import state

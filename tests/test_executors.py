@@ -10,13 +10,11 @@ from datetime import datetime, timezone
 
 import httpx
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from graphql import GraphQLObjectType, Undefined, get_named_type, is_leaf_type, is_non_null_type, is_object_type
-
 from graph.app import create_app
 from graph.fast.execution import TreeExecution, utc_iso
-from graph.schema import build_schema
+from graph.api.schema import build_schema
 from permissions.tokens import issue_token
 from tests.shop import Client, Shop
 

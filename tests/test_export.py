@@ -9,9 +9,9 @@ import uuid
 
 import orjson
 
-from models.export_check import check_export
-from models.note import open_note, parse_checkpoint, verifier_from_key
-from resolvers.export import FORMAT, MEDIA_TYPE
+from models.record.export_check import check_export
+from models.record.note import open_note, parse_checkpoint, verifier_from_key
+from resolvers.read.export import FORMAT, MEDIA_TYPE
 from tests.shop import Shop
 
 TEXTS = ("summary", "summarySalt", "payload", "payloadSalt")
@@ -139,9 +139,9 @@ async def test_the_command_line_exports_everything_and_verifies_it_offline(clien
 
 
 async def test_an_export_is_one_state_of_the_chain_while_writers_append(client, monkeypatch):
-    from resolvers import verify
-    from resolvers.export import EVERYTHING, stream
-    from resolvers.signing import signer
+    from resolvers.read import verify
+    from resolvers.read.export import EVERYTHING, stream
+    from resolvers.write.signing import signer
 
     shop = Shop(client)
     await shop.setup()

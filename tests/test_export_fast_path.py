@@ -7,9 +7,9 @@ from unittest import mock
 import orjson
 from hypothesis import HealthCheck, given, settings
 
-from models import export_check
-from models.chain import GENESIS, Line, fixed_json, seal
-from models.export_check import ExportChecker, check_export, fixed_bytes, line_of
+from models.record import export_check
+from models.record.chain import GENESIS, Line, fixed_json, seal
+from models.record.export_check import ExportChecker, check_export, fixed_bytes, line_of
 from tests.export_file import ExportFile, as_json, header
 from tests.export_strategies import ROOT, sealed_lines, tampered_exports
 

@@ -6,13 +6,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import orjson
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from models import export_parts
-from models.chain import GENESIS, Line, seal
-from models.export_check import check_export
-from models.export_parts import check_export_file, check_part, cuts
+from models.record import export_parts
+from models.record.chain import GENESIS, Line, seal
+from models.record.export_check import check_export
+from models.record.export_parts import check_export_file, check_part, cuts
 from tests.export_file import ERASED_AT, ExportFile, as_json, checkpoint_note, header
 from tests.export_strategies import ROOT, tampered_exports
 

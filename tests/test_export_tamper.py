@@ -6,9 +6,9 @@ import unicodedata
 import orjson
 import pytest
 
-from models.chain import GENESIS, line_hash, fixed_json
-from models.export_check import REASONS, check_export, line_of
-from models.note import new_signer, verifier_from_key
+from models.record.chain import GENESIS, line_hash, fixed_json
+from models.record.export_check import REASONS, check_export, line_of
+from models.record.note import new_signer, verifier_from_key
 from tests.export_file import ExportFile, as_json, checkpoint_note, header
 
 
@@ -197,7 +197,7 @@ def test_a_checkpoint_with_a_wrong_origin(export):
 
 
 def test_a_checkpoint_with_a_malformed_body(export):
-    from models.note import sign
+    from models.record.note import sign
 
     resign(export, sign(f"agentlog/shop/{export.root}\n12\n", export.signer))
     found = verdict(export, key=True)
@@ -223,7 +223,7 @@ def broken_with(export: ExportFile, witnessed) -> tuple:
 
 
 def test_a_full_rewrite_keeping_every_link_is_found_only_by_the_checkpoint(export):
-    from models.chain import seal
+    from models.record.chain import seal
 
     head = GENESIS
     for line in export.chain:

@@ -6,10 +6,10 @@ import math
 import re
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from models import TraceEvent, fast_json
+from models import TraceEvent
+from models.record import fast_json
 from tests.shop import Shop
 
 BODIES = [

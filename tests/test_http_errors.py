@@ -6,7 +6,7 @@ import logging
 import pytest
 
 import graph.app
-import graph.schema
+import graph.api.schema
 from models import AgentTask
 from tests.shop import Shop
 
@@ -121,7 +121,7 @@ async def test_an_unexpected_failure_outside_any_field_is_internal_with_a_reques
     def broken(self):
         raise RuntimeError("password=hunter2 in the connection string")
 
-    monkeypatch.setattr(graph.schema.KnownDocuments, "on_parse", broken)
+    monkeypatch.setattr(graph.api.schema.KnownDocuments, "on_parse", broken)
     shop = Shop(client)
 
     with caplog.at_level(logging.ERROR, logger="agentlog.errors"):

@@ -7,7 +7,7 @@ import hashlib
 import json
 import re
 
-from graph.inspector import ASSETS
+from graph.http.inspector import ASSETS
 
 VENDOR = ASSETS / "vendor"
 REFERENCE = re.compile(r'(?:src|href)="([^"]+)"|from "(\./[^"]+|/[^"]+)"|"(/inspect/assets/[^"]+)"')

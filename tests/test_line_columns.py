@@ -10,11 +10,11 @@ from tortoise.transactions import in_transaction
 
 from graph.fast.plan import LINE_FIELD_COLUMNS
 from models import AgentTask, TraceEvent
-from models.chain import Line
+from models.record.chain import Line
 from models.line_columns import BESIDE, CHECKED, COLUMNS, INSERTED, MARKED, SET_BY_DATABASE, inserted_row
-from resolvers import verify
-from resolvers.rows import LINE_COLUMNS, LineRow, Statement, read_lines
-from resolvers.write_path import LINE_COLUMNS as WRITTEN, Step, append_many, new_step, running_task
+from resolvers.read import verify
+from resolvers.read.rows import LINE_COLUMNS, LineRow, Statement, read_lines
+from resolvers.write.append import LINE_COLUMNS as WRITTEN, Step, append_many, new_step, running_task
 from tests.shop import Shop
 
 

@@ -10,7 +10,8 @@ from tortoise.transactions import in_transaction
 
 from models import TraceEvent
 from permissions.tokens import issue_token
-from resolvers import bus, metrics
+from resolvers import metrics
+from resolvers.events import bus
 from tests.shop import Shop
 
 START = "mutation($input: StartTaskInput!) { startTask(input: $input) { id } }"

@@ -3,7 +3,7 @@ with at least two decimals and every micro that is not zero, never rounded."""
 
 import pytest
 
-from resolvers.sentences import dollars
+from resolvers.write.sentences import dollars
 
 WRITTEN = [(0, "$0.00"), (20, "$0.00002"), (210, "$0.00021"), (230, "$0.00023"), (600, "$0.0006"),
            (1_500_000, "$1.50"), (1_234_567_891, "$1,234.567891")]

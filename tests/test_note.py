@@ -2,7 +2,7 @@
 
 import pytest
 
-from models.note import (
+from models.record.note import (
     Checkpoint,
     NoteError,
     new_signer,

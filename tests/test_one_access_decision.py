@@ -36,7 +36,7 @@ def imports_of(path: Path) -> set[str]:
 
 def test_the_walk_sees_the_whole_server():
     walked = {str(path.relative_to(ROOT)) for path in project_modules()}
-    assert {DECISION, "graph/guard.py", "resolvers/task_list.py", "resolvers/export.py", "graph/fast/lazy.py"} <= walked
+    assert {DECISION, "graph/api/guard.py", "resolvers/read/task_list.py", "resolvers/read/export.py", "graph/fast/lazy.py"} <= walked
 
 
 def test_only_the_access_decision_reads_the_access_table():
@@ -48,7 +48,7 @@ def test_only_the_access_decision_reads_the_access_table():
 
 
 def test_the_views_guards_lists_and_exports_ask_the_decision():
-    askers = ["graph/guard.py", "graph/fast/lazy.py", "permissions/classes.py", "graph/types/agent_task.py",
-              "graph/types/trace_event.py", "resolvers/task_list.py", "resolvers/search.py", "resolvers/export.py",
-              "resolvers/session_transcript.py", "graph/loaders.py", "resolvers/erasure.py"]
+    askers = ["graph/api/guard.py", "graph/fast/lazy.py", "permissions/classes.py", "graph/types/agent_task.py",
+              "graph/types/trace_event.py", "resolvers/read/task_list.py", "resolvers/read/search.py", "resolvers/read/export.py",
+              "resolvers/read/session_transcript.py", "graph/api/loaders.py", "resolvers/forget/erasure.py"]
     assert [path for path in askers if "permissions.access" not in imports_of(ROOT / path)] == []

@@ -11,8 +11,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from tortoise.exceptions import OperationalError
 
 from models import AgentTask, OtlpPlacedSpan, OtlpSpan, TraceEvent
-from resolvers.otlp_ingest import take_export
-from resolvers.otlp_sweep import sweep
+from resolvers.otlp.ingest import take_export
+from resolvers.otlp.sweep import sweep
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span, tool
 from tests.shop import LINE_FIELDS, Shop
 
@@ -343,7 +343,7 @@ async def test_while_the_database_is_away_the_export_answers_503_so_the_exporter
     async def away(*args, **kwargs):
         raise ConnectionRefusedError("the database is away")
 
-    monkeypatch.setattr("resolvers.otlp_store.lock_trace", away)
+    monkeypatch.setattr("resolvers.otlp.store.lock_trace", away)
     response = await post(shop, export(agent(new_trace_id())))
 
     assert response.status_code == 503 and response.headers["retry-after"]
@@ -359,7 +359,7 @@ async def test_while_another_process_holds_the_sqlite_writer_the_export_answers_
         except sqlite3.OperationalError as exc:
             raise OperationalError(exc) from exc
 
-    monkeypatch.setattr("resolvers.otlp_store.lock_trace", busy)
+    monkeypatch.setattr("resolvers.otlp.store.lock_trace", busy)
     response = await post(shop, export(agent(new_trace_id())))
 
     assert response.status_code == 503 and response.headers["retry-after"]
@@ -417,7 +417,7 @@ async def test_an_export_that_cannot_be_placed_is_kept_and_placed_by_the_sweep(c
         raise RuntimeError("placing broke")
 
     with monkeypatch.context() as patched:
-        patched.setattr("resolvers.otlp_ingest.Placing.seal", broken)
+        patched.setattr("resolvers.otlp.ingest.Placing.seal", broken)
         response = await post(shop, export(lookup, helper, call, parts, root))
 
     assert response.status_code == 200

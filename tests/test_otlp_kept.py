@@ -1,7 +1,7 @@
 """The copy of waiting spans one process keeps beside the database: bounded, oldest trace first out, none at 0."""
 
-from resolvers.otlp_kept import FOOTPRINT, KeptSpans
-from resolvers.otlp_mapping import Mapped
+from resolvers.otlp.kept import FOOTPRINT, KeptSpans
+from resolvers.otlp.mapping import Mapped
 
 
 def spans(trace: str, count: int, size: int = 80_000) -> list[tuple[Mapped, int]]:

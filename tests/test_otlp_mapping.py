@@ -6,8 +6,8 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from models.errors import BadInput
-from resolvers.otlp_ingest import body_text
-from resolvers.otlp_mapping import AGENT, ATTRIBUTES, LLM, OTHER, TOOL, map_request, map_span
+from resolvers.otlp.ingest import body_text
+from resolvers.otlp.mapping import AGENT, ATTRIBUTES, LLM, OTHER, TOOL, map_request, map_span
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span
 from tests.shop import Shop
 from tests.test_metrics import sample, scrape

@@ -16,13 +16,12 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, Phase, given, note, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, Phase, given, note, settings, strategies as st
 
 from models import AgentTask, LlmCall, OtlpSpan, TraceEvent
-from models.vocabulary import LineKind, TaskStatus
+from models.record.vocabulary import LineKind, TaskStatus
 from permissions.tokens import issue_token
-from resolvers.verify import verify_tree
+from resolvers.read.verify import verify_tree
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, tool
 from tests.servers import Server, start_server
 

@@ -5,9 +5,9 @@ its own spans are stored; and every pass sends the same statements, however larg
 import pytest
 
 from models import AgentTask, LlmCall, OtlpSpan, TraceEvent
-from models.vocabulary import LineKind
-from resolvers.otlp_ingest import place_later, take_export
-from resolvers.verify import verify_tree
+from models.record.vocabulary import LineKind
+from resolvers.otlp.ingest import place_later, take_export
+from resolvers.read.verify import verify_tree
 from tests.otlp_spans import agent, chat, export, new_trace_id, tool
 from tests.shop import Shop
 from tests.statements import counted

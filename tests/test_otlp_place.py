@@ -2,8 +2,8 @@
 
 import uuid
 
-from resolvers.otlp_mapping import AGENT, LLM, OTHER, TOOL
-from resolvers.otlp_place import (
+from resolvers.otlp.mapping import AGENT, LLM, OTHER, TOOL
+from resolvers.otlp.place import (
     ROOT, STAND_IN, KnownSpan, UnderSpan, UnderTask, depth, passes, targets, tool_span_above, unknown_above,
 )
 

@@ -8,7 +8,7 @@ from typing import Any
 from tortoise.connection import get_connection
 
 from models import AgentTask, OtlpSpan
-from resolvers.otlp_kept import KEPT
+from resolvers.otlp.kept import KEPT
 from tests.otlp_spans import agent, chat, export, new_trace_id, tool
 from tests.shop import Shop
 from tests.statements import counted

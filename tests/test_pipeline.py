@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from resolvers.pipeline import Pipeline
+from resolvers.write.pipeline import Pipeline
 
 
 def statement(done: list[str], name: str, seconds: float = 0.0, fails: bool = False):

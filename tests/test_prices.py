@@ -2,7 +2,7 @@
 
 from datetime import datetime, timedelta, timezone
 
-from resolvers.prices import Usage, cost_of
+from resolvers.write.prices import Usage, cost_of
 from models import ModelPrice
 from tests.shop import Shop
 

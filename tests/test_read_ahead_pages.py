@@ -5,7 +5,7 @@ from __future__ import annotations
 from strawberry.types.nodes import SelectedField
 
 from graph.fast.plan import page_of
-from resolvers.pages import Page
+from resolvers.read.pages import Page
 
 
 def selected(name: str, **arguments: object) -> SelectedField:

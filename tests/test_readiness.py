@@ -7,9 +7,9 @@ import asyncpg
 import pytest
 from tortoise.exceptions import DBConnectionError, OperationalError
 
-import graph.readiness
-import graph.rest
-import resolvers.lines
+import graph.http.readiness
+import graph.http.rest
+import resolvers.write.lines
 from models import TraceEvent
 from models.availability import database_unavailable
 from tests.shop import Shop
@@ -36,8 +36,8 @@ async def test_ready_while_the_database_answers(client):
 @pytest.mark.parametrize("gone", [Gone(ConnectionRefusedError(111, "Connection refused")), Gone(hang=True)],
                          ids=["refused", "no-answer"])
 async def test_not_ready_while_the_database_does_not_answer(client, monkeypatch, gone):
-    monkeypatch.setattr(graph.readiness, "get_connection", lambda name: gone)
-    monkeypatch.setattr(graph.readiness, "READY_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(graph.http.readiness, "get_connection", lambda name: gone)
+    monkeypatch.setattr(graph.http.readiness, "READY_TIMEOUT_S", 0.2)
 
     response = await asyncio.wait_for(client.http.get("/readyz"), 5)
 
@@ -65,7 +65,7 @@ async def test_a_write_whose_database_is_gone_is_unavailable_and_writes_nothing(
         except Exception as raised:
             raise OperationalError(str(raised)) from raised
 
-    monkeypatch.setattr(resolvers.lines, "append_many", cut)
+    monkeypatch.setattr(resolvers.write.lines, "append_many", cut)
     failed = await client.error(TOOL, {"input": {"task": task, "tool": "PartsFor", "idempotencyKey": "k1"}}, shop.kit)
     monkeypatch.undo()
 
@@ -81,7 +81,7 @@ async def test_rest_answers_503_while_the_database_is_gone(client, monkeypatch):
     async def gone(*args, **kwargs):
         raise DBConnectionError("could not connect")
 
-    monkeypatch.setattr(graph.rest, "session_transcript", gone)
+    monkeypatch.setattr(graph.http.rest, "session_transcript", gone)
     response = await client.http.get("/agentic/observability/sessions/s-1/transcript",
                                      headers={"Authorization": f"Bearer {shop.noor}"})
 

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from graph.app import create_app
-from resolvers import replicas
-from resolvers.replicas import Routing, replica_of
+from resolvers.events import replicas
+from resolvers.events.replicas import Routing, replica_of
 from tests.pg_cluster import free_port
 from tests.shop import Client, Shop
 

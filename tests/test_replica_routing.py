@@ -1,4 +1,4 @@
-"""When a replica may answer a read: the rules of resolvers/replicas.py on replicas whose positions the test sets.
+"""When a replica may answer a read: the rules of resolvers/events/replicas.py on replicas whose positions the test sets.
 The same rules on real replicas: tests/test_read_replicas.py."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from models.errors import BadInput
-from resolvers.replicas import LEASE_S, Replica, Routing, lsn_text, lsn_value, token_value
+from resolvers.events.replicas import LEASE_S, Replica, Routing, lsn_text, lsn_value, token_value
 
 
 class Node:

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-import resolvers.lines
-from graph import logs
+import resolvers.write.lines
+from graph.http import logs
 from tests.shop import Shop
 
 START = "mutation($input: StartTaskInput!) { startTask(input: $input) { id } }"
@@ -72,7 +72,7 @@ async def test_an_internal_error_logs_its_traceback_under_the_request_id(client,
     async def broken_append(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(resolvers.lines, "append_many", broken_append)
+    monkeypatch.setattr(resolvers.write.lines, "append_many", broken_append)
     call = {"task": task, "model": "Everyday", "inputTokens": 1, "outputTokens": 1, "costMicros": 1}
     with caplog.at_level(logging.INFO):
         body = (await post(client, CALL, {"input": call}, shop.kit, "req-internal-1")).json()
@@ -120,7 +120,7 @@ async def test_no_token_sentence_or_content_reaches_the_log_at_any_level(client,
     async def broken_append(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(resolvers.lines, "append_many", broken_append)
+    monkeypatch.setattr(resolvers.write.lines, "append_many", broken_append)
     running = (await shop.start(given="Ticket T-7: rear brake does not bite."))["id"]
     await client.error(CALL, {"input": {"task": running, "model": "Everyday", "inputTokens": 1, "outputTokens": 1,
                                         "costMicros": 1, "systemPrompt": "You estimate bicycle repairs."}}, shop.kit)

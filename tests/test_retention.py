@@ -4,8 +4,8 @@ and idempotency keys expire; every sweep here runs on an injected clock."""
 from datetime import timedelta
 
 from models import AgentTask, IdempotencyKey, LlmCall, db
-from resolvers import retention
-from resolvers.write_path import now
+from resolvers.forget import retention
+from resolvers.write.append import now
 from tests.shop import Shop
 
 POLICIES = "mutation($input: PoliciesInput!) { definePolicies(input: $input) { retainDays auditsAgents } }"

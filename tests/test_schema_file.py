@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from graph.schema import export
+from graph.api.schema import export
 
 
 def test_schema_graphql_is_current():

@@ -6,8 +6,8 @@ import pytest
 from strawberry.permission import PermissionExtension
 from strawberry.types.base import StrawberryList, StrawberryOptional
 
-from graph.guard import group_of
-from graph.schema import build_schema
+from graph.api.guard import group_of
+from graph.api.schema import build_schema
 from permissions.classes import PERMISSIONS
 from permissions.table import EVERY_READER_READS, Group, describe
 

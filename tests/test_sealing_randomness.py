@@ -5,13 +5,12 @@ import copy
 import os
 from datetime import datetime, timedelta, timezone
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from models.chain import GENESIS, Line, seal
-from models.chain_check import check_chain
+from models.record.chain import GENESIS, Line, seal
+from models.record.check import check_chain
 from models.line_columns import INSERTED
-from resolvers.write_path import new_step, seal_steps
+from resolvers.write.append import new_step, seal_steps
 
 START = datetime(2026, 12, 2, 9, 0, tzinfo=timezone.utc)
 TASK = "6f1c2a4e-3b5d-4c7e-9f10-2a3b4c5d6e7f"

@@ -34,7 +34,7 @@ def test_without_a_secret_serve_refuses_a_host_reachable_from_elsewhere(host):
 def test_serve_starts_on_loopback_without_a_secret_and_anywhere_with_one(monkeypatch, host, secret):
     import uvicorn
 
-    from graph import cli
+    from graph.cli import main as cli
 
     started = {}
     monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: started.update(kwargs))

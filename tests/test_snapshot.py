@@ -6,7 +6,7 @@ import uuid
 import asyncpg
 
 from models import TraceEvent
-from resolvers.snapshot import read_snapshot
+from resolvers.read.snapshot import read_snapshot
 from tests.shop import Shop
 
 

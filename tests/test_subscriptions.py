@@ -18,11 +18,11 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from graph.context import Context
-from graph.schema import build_schema
-from graph.subscription import admit
-from resolvers.bus import FellBehind, Hub
-from resolvers.events import TaskNotice
+from graph.api.context import Context
+from graph.api.schema import build_schema
+from graph.api.subscription import admit
+from resolvers.events.bus import FellBehind, Hub
+from resolvers.events.notices import TaskNotice
 from tests.otlp_spans import agent, export, new_trace_id
 from tests.servers import Server, Subscriber, subscribed
 from tests.shop import Client, Shop

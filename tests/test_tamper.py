@@ -7,10 +7,10 @@ from datetime import datetime, timezone
 from tortoise.transactions import in_transaction
 
 from models import AgentTask, TraceEvent
-from models.chain import seal
-from models.export_check import check_export
-from resolvers.export import export_all
-from resolvers.write_path import step_of
+from models.record.chain import seal
+from models.record.export_check import check_export
+from resolvers.read.export import export_all
+from resolvers.write.append import step_of
 from tests.shop import Shop
 
 

@@ -14,7 +14,7 @@ import models
 from models import AgentHelp, AgentTask, IdempotencyKey, LlmCall, ModelPrice, RegisteredAgent, TraceEvent
 from models.task import MAX_DEPTH
 from permissions.tokens import CLAIM_CHARS, issue_token
-from resolvers.checks import NAME_CHARS, PERSON_NAME_CHARS
+from resolvers.write.checks import NAME_CHARS, PERSON_NAME_CHARS
 from tests.shop import Shop
 
 MODELS = [getattr(models, name) for name in models.__all__]

@@ -3,7 +3,7 @@
 A tree read may return tens of thousands of lines while the query asks two fields of each; building
 every field of every object up front would cost more than the query. A lazy view holds the row and the
 caller's groups; each plain field is a property that reads the row, or answers null when the caller may
-not read the field's group (the same rule `graph.guard.build` applies when it builds an object).
+not read the field's group (the same rule `graph.api.guard.build` applies when it builds an object).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from strawberry.types.private import is_private
 
-from graph.guard import group_of
+from graph.api.guard import group_of
 from permissions.access import may_read
 
 T = TypeVar("T")

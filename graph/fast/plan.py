@@ -18,12 +18,12 @@ from typing import Any
 from strawberry.types.nodes import FragmentSpread, InlineFragment, SelectedField, Selection
 from strawberry.utils.str_converters import to_snake_case
 
-from graph.loaders import Columns, Loader
-from graph.pages import record_key
+from graph.api.loaders import Columns, Loader
+from graph.api.pages import record_key
 from permissions.access import ancestor_ids
-from resolvers import tree
-from resolvers.pages import MAX_FIRST, Page
-from resolvers.rows import LINE_COLUMNS, TaskRow, task_row_of
+from resolvers.read import tree
+from resolvers.read.pages import MAX_FIRST, Page
+from resolvers.read.rows import LINE_COLUMNS, TaskRow, task_row_of
 
 TASK_VALUED = ("children", "subtree", "parent", "root", "lineage")
 PAGED = ("children", "subtree", "trace", "record", "calls")

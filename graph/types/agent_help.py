@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 
 import models
-from graph.context import Info
-from graph.guard import build, guarded
+from graph.api.context import Info
+from graph.api.guard import build, guarded
 from graph.types.principal import Principal
 from permissions.access import Group, describe_outside_work
 

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 
 import models
-from graph.context import Info
-from graph.guard import built_whole, guarded
-from graph import pages
+from graph.api.context import Info
+from graph.api.guard import built_whole, guarded
+from graph.api import pages
 from graph.fast.lazy import Views, lazy_view
 from graph.fast.plan import TaskPlan
 from graph.types.cost import Cost
@@ -20,9 +20,9 @@ from graph.types.principal import Principal
 from graph.types.scalars import JSON, Long
 from graph.types.trace_event import TraceEvent, content_access, withheld_reason
 from permissions.access import Group, ancestor_ids
-from resolvers.pages import capped, seq_page
-from resolvers.rows import LINE_COLUMNS, TaskRow
-from resolvers.transcript import turns_of
+from resolvers.read.pages import capped, seq_page
+from resolvers.read.rows import LINE_COLUMNS, TaskRow
+from resolvers.read.transcript import turns_of
 
 if TYPE_CHECKING:
     from graph.types.llm_call import LlmCall

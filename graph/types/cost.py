@@ -3,7 +3,7 @@ from __future__ import annotations
 import strawberry
 
 from graph.types.scalars import Long
-from resolvers.tree import Spend
+from resolvers.read.tree import Spend
 
 
 @strawberry.type(description="What a task cost, on its own and all in (the task and everything under it), summed from the meter.")

@@ -2,7 +2,7 @@ from enum import Enum
 
 import strawberry
 
-from models import vocabulary
+from models.record import vocabulary
 
 TaskStatus = strawberry.enum(vocabulary.TaskStatus, description="How a piece of work stands.")
 TraceKind = strawberry.enum(vocabulary.LineKind, name="TraceKind", description="What a line of the record tells.")

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 import models
-from graph.context import Info
+from graph.api.context import Info
 from graph.types.enums import CostSource
 from graph.types.scalars import Long
 

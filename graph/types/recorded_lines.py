@@ -4,9 +4,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
-from graph.context import Info
-from resolvers import lines
-from resolvers.lines import Recorded
+from graph.api.context import Info
+from resolvers.write import lines
+from resolvers.write.lines import Recorded
 
 if TYPE_CHECKING:
     from graph.types.agent_task import AgentTask

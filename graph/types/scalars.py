@@ -6,7 +6,7 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.scalars import JSON
 
-from resolvers.checks import MAX_LONG
+from resolvers.write.checks import MAX_LONG
 
 
 def _parse_long(value: Any) -> int:

@@ -1,5 +1,5 @@
 import strawberry
 
-from resolvers import task_list
+from resolvers.read import task_list
 
 TaskOrder = strawberry.enum(task_list.TaskOrder, description="The order tasks() lists in; ties go by id.")

@@ -1,7 +1,7 @@
 import strawberry
 
 from graph.types.enums import VerifyReason
-from models.chain_check import TraceCheck as Check
+from models.record.check import TraceCheck as Check
 
 
 @strawberry.type(description="What walking a tree's chain found.")

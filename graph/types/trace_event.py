@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 import models
-from graph.context import Info
-from graph.guard import guarded
+from graph.api.context import Info
+from graph.api.guard import guarded
 from graph.types.enums import ContentAccess, TraceKind
 from graph.types.scalars import Long
 from graph.types.transcript import WithheldReason

@@ -5,12 +5,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
-from graph.context import Info
-from graph.guard import build, guarded
+from graph.api.context import Info
+from graph.api.guard import build, guarded
 from graph.types.enums import WithheldReason
 from graph.types.scalars import JSON
 from permissions.access import Group
-from resolvers.transcript import ToolUse, Turn
+from resolvers.read.transcript import ToolUse, Turn
 
 if TYPE_CHECKING:
     from graph.types.agent_task import AgentTask

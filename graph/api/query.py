@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import strawberry
+
+from graph.api.context import Info
+from graph.api.inputs import TaskFilter, plain
+from graph.fast.plan import TaskPlan, prefetch
+from graph.types.agent_help import AgentHelp, help_view
+from graph.types.agent_task import AgentTask, task_view, task_views
+from graph.types.agent import Agent
+from graph.types.connection import AgentTaskConnection, AgentTaskEdge, PageInfo
+from graph.types.task_order import TaskOrder
+from graph.types.trace_check import TraceCheck
+from graph.types.viewer import Viewer
+from resolvers.read import rows_seen
+from resolvers.write import signing
+from resolvers.read import task_list
+from resolvers.read.verify import verify_task
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(description="One task, or null when it does not exist for the caller.")
+    async def task(self, info: Info, id: strawberry.ID) -> AgentTask | None:
+        plan = TaskPlan.of(s for f in info.selected_fields for s in f.selections) if info.schema.fast else None
+        view = await task_view(info, await rows_seen.task_row(info.context.access, id), plan)
+        if view is not None and plan is not None:
+            await prefetch(info.context, plan, [view.row])
+        return view
+
+    @strawberry.field(description="Tasks the caller may see, in `orderBy` order, then id; first is at most 500.")
+    async def tasks(
+        self,
+        info: Info,
+        filter: TaskFilter | None = None,
+        first: int = 50,
+        after: str | None = None,
+        order_by: TaskOrder = TaskOrder.STARTED_AT_DESC,
+    ) -> AgentTaskConnection:
+        flt = task_list.plain_filter(plain(filter) or {})
+        counted = any(getattr(s, "name", None) == "totalCount" for f in info.selected_fields for s in f.selections)
+        page = await task_list.list_tasks(
+            info.context.access, flt, first, after, task_list.TaskOrder(order_by), counted=counted
+        )
+        rows, more = page.rows, page.more
+        views = {v.row.id: v for v in await task_views(info, rows)}
+        if info.schema.fast:
+            plan = TaskPlan.of_connection(s for f in info.selected_fields for s in f.selections)
+            for view in views.values():
+                view.plan = plan
+            await prefetch(info.context, plan, [v.row for v in views.values()])
+        edges = [AgentTaskEdge(cursor=page.cursor(r), node=views[r.id]) for r in rows if r.id in views]
+        return AgentTaskConnection(
+            edges=edges,
+            total=page.total,
+            page_info=PageInfo(
+                has_next_page=more,
+                has_previous_page=after is not None,
+                start_cursor=edges[0].cursor if edges else None,
+                end_cursor=edges[-1].cursor if edges else None,
+            ),
+        )
+
+    @strawberry.field(description="Walks the whole chain of the task's tree; null for a task the caller cannot see.")
+    async def verify_trace(self, info: Info, task: strawberry.ID) -> TraceCheck | None:
+        row = await rows_seen.task_row(info.context.access, task)
+        if row is None:
+            return None
+        return TraceCheck.of(await verify_task(row.id, row.tenant))
+
+    @strawberry.field(description="The C2SP verifier key that checks every checkpoint this server signs; public.")
+    def checkpoint_key(self) -> str:
+        return signing.verifier_key()
+
+    @strawberry.field(description="One help request, or null when it does not exist for the caller.")
+    async def agent_help(self, info: Info, id: strawberry.ID) -> AgentHelp | None:
+        return await help_view(info, await rows_seen.help_row(info.context.access, id))
+
+    @strawberry.field(description="The tenant's registered agents, by name; empty without a token.")
+    async def agents(self, info: Info) -> list[Agent]:
+        return [Agent.of(row) for row in await rows_seen.agents(info.context.access)]
+
+    @strawberry.field(description="The caller, as the token says.")
+    def me(self, info: Info) -> Viewer:
+        p = info.context.caller()
+        return Viewer(id=p.sub, name=p.name, tenant=p.tenant, roles=sorted(p.roles))

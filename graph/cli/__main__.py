@@ -1,0 +1,5 @@
+import sys
+
+from graph.cli.main import main
+
+sys.exit(main())

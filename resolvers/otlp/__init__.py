@@ -1,0 +1,4 @@
+"""OpenTelemetry ingest, in the order a span travels: `decode.py` (the body), `mapping.py` (the attribute
+table), `store.py` (kept durably while it waits), `place.py` (where it goes, pure), `ingest.py` (placed through the
+write path), `sweep.py` (spans that waited long enough), `kept.py` (this process's cache of waiting spans). It may
+import `resolvers.write`, `resolvers.events` and the floors below."""

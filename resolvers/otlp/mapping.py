@@ -1,0 +1,345 @@
+"""From OpenTelemetry spans to agentlog's fields: the GenAI semantic conventions (old and new names) and
+OpenInference's, in one table.
+
+Pure: a decoded span in, a `Mapped` span (or the reason it cannot be mapped) out. No database, no HTTP.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from models.errors import BadInput
+from resolvers.write import checks, lines, sentences
+
+AGENT, LLM, TOOL, OTHER = "agent", "llm", "tool", "other"
+
+OPERATIONS = {
+    "invoke_agent": AGENT,
+    "chat": LLM,
+    "text_completion": LLM,
+    "generate_content": LLM,
+    "execute_tool": TOOL,
+}
+OPENINFERENCE_KINDS = {"AGENT": AGENT, "LLM": LLM, "TOOL": TOOL}
+
+# Our field -> the span attributes that give it, the first present wins. Resource attributes are consulted
+# only where RESOURCE says so, and never for the tenant.
+ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "agent": ("gen_ai.agent.name", "agent.name"),
+    "skill": ("agentlog.skill",),
+    "requester": ("agentlog.requester", "enduser.id"),
+    "session": ("gen_ai.conversation.id", "session.id"),
+    "given": ("input.value",),
+    "result": ("output.value",),
+    "model": ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name"),
+    "provider": ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"),
+    "input_tokens": ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
+    "output_tokens": ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion"),
+    "cached_input_tokens": (
+        "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
+        "llm.token_count.prompt_details.cache_read",
+    ),
+    "cost_micros": ("agentlog.cost_micros",),
+    "system_prompt": ("gen_ai.system_instructions",),
+    "messages": ("gen_ai.input.messages", "gen_ai.prompt", "input.value"),
+    "response": ("gen_ai.output.messages", "gen_ai.completion", "output.value"),
+    "tool": ("gen_ai.tool.name", "tool.name"),
+    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id"),
+    "input": ("gen_ai.tool.call.arguments", "input.value"),
+    "output": ("gen_ai.tool.call.result", "output.value"),
+}
+RESOURCE: dict[str, tuple[str, ...]] = {"agent": ("service.name",)}
+KIND_ATTRIBUTES = ("gen_ai.operation.name", "openinference.span.kind")
+
+# The older GenAI conventions put content in span events rather than attributes.
+MESSAGE_EVENTS = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+PROMPT_EVENTS = {"gen_ai.content.prompt": "gen_ai.prompt"}
+COMPLETION_EVENTS = {"gen_ai.content.completion": "gen_ai.completion"}
+CHOICE_EVENT = "gen_ai.choice"
+
+FIELDS_BY_KIND = {
+    AGENT: ("agent", "skill", "requester", "session", "given", "result"),
+    LLM: ("model", "provider", "input_tokens", "output_tokens", "cached_input_tokens", "cost_micros",
+          "system_prompt", "messages", "response"),
+    TOOL: ("tool", "tool_call_id", "input", "output"),
+}
+COUNTS = {"input_tokens", "output_tokens", "cached_input_tokens", "cost_micros"}
+TEXTS = {"agent", "skill", "requester", "session", "given", "model", "provider", "system_prompt", "tool",
+         "tool_call_id"}
+ATTRIBUTE_BYTES = 1_000_000
+STATUS_ERROR = 2
+UNKNOWN = "unknown"
+# The OpenAI Agents SDK, through OpenInference, traces a handoff as a TOOL span of this name that names no tool.
+HANDOFF = re.compile(r"handoff to (?P<agent>.+)")
+
+
+class Hostile(ValueError):
+    """A body no exporter would send: the whole request is refused."""
+
+
+@dataclass(slots=True)
+class Mapped:
+    """A span as agentlog will record it: its place in the trace, its kind, and the fields of its kind."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    kind: str
+    name: str = ""
+    start_ns: int = 0
+    end_ns: int = 0
+    failed: bool = False
+    status_message: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    drafts: tuple[lines.Draft, ...] = ()
+
+    def body(self) -> dict[str, Any]:
+        return {"name": self.name, "start": self.start_ns, "end": self.end_ns, "failed": self.failed,
+                "statusMessage": self.status_message, "fields": self.fields}
+
+
+NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def value_of(any_value: Any) -> Any:
+    """An OTLP AnyValue as plain Python; a double that is not a finite number as its JSON spelling, so that
+    everything kept of a span is plain JSON."""
+    which = any_value.WhichOneof("value")
+    if which is None:
+        return None
+    if which == "string_value":
+        if len(any_value.string_value) > ATTRIBUTE_BYTES:
+            raise Hostile(f"an attribute value is longer than {ATTRIBUTE_BYTES} characters")
+        return any_value.string_value
+    if which == "double_value":
+        number = any_value.double_value
+        return number if math.isfinite(number) else NON_FINITE[str(number)]
+    if which == "array_value":
+        return [value_of(v) for v in any_value.array_value.values]
+    if which == "kvlist_value":
+        return {kv.key: value_of(kv.value) for kv in any_value.kvlist_value.values}
+    if which == "bytes_value":
+        if len(any_value.bytes_value) > ATTRIBUTE_BYTES:
+            raise Hostile(f"an attribute value is longer than {ATTRIBUTE_BYTES} bytes")
+        return base64.b64encode(any_value.bytes_value).decode("ascii")
+    return getattr(any_value, which)
+
+
+def attributes_of(key_values: Any) -> dict[str, Any]:
+    """The attributes as plain Python; a string that is not empty is the value set, so most attributes are
+    taken without asking the message which value it holds."""
+    attrs = {}
+    for kv in key_values:
+        value = kv.value
+        text = value.string_value
+        attrs[kv.key] = text if text and len(text) <= ATTRIBUTE_BYTES else value_of(value)
+    return attrs
+
+
+def kind_of(attrs: dict[str, Any]) -> str:
+    operation = attrs.get("gen_ai.operation.name")
+    if operation in OPERATIONS:
+        return OPERATIONS[operation]
+    return OPENINFERENCE_KINDS.get(str(attrs.get("openinference.span.kind", "")).upper(), OTHER)
+
+
+def _first(attrs: dict[str, Any], names: tuple[str, ...]) -> Any:
+    for name in names:
+        value = attrs.get(name)
+        if value is not None:
+            return value
+    return None
+
+
+JSON_STARTS = frozenset('[{"')
+
+
+def _json_or_text(value: Any) -> Any:
+    """Content attributes carry JSON as a string; a string that is not JSON (NaN and Infinity are not) is kept
+    as it is."""
+    if isinstance(value, str) and value.lstrip()[:1] in JSON_STARTS:
+        try:
+            return json.loads(value, parse_constant=_not_json)
+        except ValueError:
+            return value
+    return value
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _count(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise BadInput(f"{name} is not a number.", field=name)
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise BadInput(f"{name} is not a number.", field=name) from exc
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+FLATTENED = ("llm.input_messages.", "llm.output_messages.")
+
+
+def _flattened_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
+    """OpenInference's flattened lists: `llm.input_messages.0.message.role`, `….content`."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if not key.startswith(prefix):
+            continue
+        index, _, rest = key[len(prefix):].partition(".message.")
+        if index.isdigit() and rest in ("role", "content"):
+            found.setdefault(int(index), {})[rest] = value
+    return [found[i] for i in sorted(found)] or None
+
+
+def _event_content(span: Any) -> tuple[list[Any] | None, Any]:
+    """(messages, response) told in span events by the older conventions."""
+    messages: list[Any] = []
+    choices: list[Any] = []
+    for event in span.events:
+        name = event.name
+        if name in MESSAGE_EVENTS:
+            attrs = attributes_of(event.attributes)
+            role = attrs.get("role", MESSAGE_EVENTS[name])
+            messages.append({"role": role, "content": _json_or_text(attrs.get("content"))})
+        elif name in PROMPT_EVENTS:
+            prompt = _json_or_text(attributes_of(event.attributes).get(PROMPT_EVENTS[name]))
+            messages.extend(prompt if isinstance(prompt, list) else [prompt])
+        elif name in COMPLETION_EVENTS:
+            choices.append(_json_or_text(attributes_of(event.attributes).get(COMPLETION_EVENTS[name])))
+        elif name == CHOICE_EVENT:
+            choices.append({k: _json_or_text(v) for k, v in attributes_of(event.attributes).items()})
+    response = None if not choices else choices[0] if len(choices) == 1 else choices
+    return messages or None, response
+
+
+def _hex(raw: bytes, size: int) -> str | None:
+    return raw.hex() if len(raw) == size and any(raw) else None
+
+
+def map_span(resource_attrs: dict[str, Any], span: Any) -> Mapped:
+    """The span mapped to its kind's fields, each checked as the kit's mutation checks it; BadInput says why
+    it cannot be recorded."""
+    trace_id, span_id = _hex(span.trace_id, 16), _hex(span.span_id, 8)
+    if trace_id is None or span_id is None:
+        raise BadInput("a span needs a 16-byte trace id and an 8-byte span id.",
+                       field="traceId" if trace_id is None else "spanId")
+    attrs = attributes_of(span.attributes)
+    kind = kind_of(attrs)
+    mapped = Mapped(
+        trace_id=trace_id, span_id=span_id, parent_span_id=_hex(span.parent_span_id, 8), kind=kind, name=span.name,
+        start_ns=span.start_time_unix_nano, end_ns=max(span.end_time_unix_nano, span.start_time_unix_nano),
+        failed=span.status.code == STATUS_ERROR, status_message=span.status.message or None,
+    )
+    if kind == OTHER:
+        return mapped
+    for name in FIELDS_BY_KIND[kind]:
+        value = _first(attrs, ATTRIBUTES[name])
+        if value is None and name in RESOURCE:
+            value = _first(resource_attrs, RESOURCE[name])
+        if name in COUNTS:
+            value = _count(ATTRIBUTES[name][0], value)
+        elif name in TEXTS:
+            value = _text(value)
+        else:
+            value = _json_or_text(value)
+        mapped.fields[name] = value
+    _complete(mapped, attrs, span, resource_attrs)
+    return mapped
+
+
+def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: dict[str, Any]) -> None:
+    """Defaults, content from the older places, and the kit's own checks, whose drafts are kept."""
+    f = mapped.fields
+    if mapped.kind == AGENT:
+        f["agent"] = f["agent"] or UNKNOWN
+        f["skill"] = f["skill"] or mapped.name or UNKNOWN
+        f["actor"] = _text(resource_attrs.get("service.name")) or f["agent"]
+        for name in ("agent", "skill", "requester", "session", "actor"):
+            checks.name(name, f[name])
+        checks.text("given", f["given"], checks.TEXT_CHARS)
+        checks.json_text("result", f["result"])
+        return
+    if mapped.kind == LLM:
+        flattened = any(key.startswith(FLATTENED) for key in attrs)
+        if f["messages"] is None and flattened:
+            f["messages"] = _flattened_messages(attrs, "llm.input_messages.")
+        if f["response"] is None and flattened:
+            f["response"] = _flattened_messages(attrs, "llm.output_messages.")
+        if f["messages"] is None or f["response"] is None:
+            messages, response = _event_content(span)
+            f["messages"] = f["messages"] if f["messages"] is not None else messages
+            f["response"] = f["response"] if f["response"] is not None else response
+        f["input_tokens"] = f["input_tokens"] or 0
+        f["output_tokens"] = f["output_tokens"] or 0
+        if f["model"] is None and not mapped.failed:
+            raise BadInput("a model call span names no model (gen_ai.request.model or llm.model_name).",
+                           field="gen_ai.request.model")
+        if mapped.failed:
+            f["model"] = f["model"] or UNKNOWN
+            f["summary"] = sentences.model_call_failed(f["model"])
+    else:
+        _name_the_tool(mapped)
+    f["duration_ms"] = (mapped.end_ns - mapped.start_ns) // 1_000_000
+    f["is_error"] = mapped.failed
+    mapped.drafts = drafts_of(mapped.kind, f)
+
+
+def _name_the_tool(mapped: Mapped) -> None:
+    """A tool span that names no tool is named by its span name; a handoff also says whom it handed to."""
+    f = mapped.fields
+    if f["tool"] is not None:
+        return
+    if not mapped.name.strip():
+        raise BadInput("a tool span names no tool (gen_ai.tool.name, tool.name, or the span's name).",
+                       field="gen_ai.tool.name")
+    f["tool"] = mapped.name
+    handoff = HANDOFF.fullmatch(mapped.name)
+    if handoff:
+        f["handed_to"] = handoff["agent"]
+
+
+def drafts_of(kind: str, fields: dict[str, Any]) -> tuple[lines.Draft, ...]:
+    """The lines a model call or tool span becomes, checked as the kit's mutations check them."""
+    if kind == LLM:
+        return (lines.model_call(fields),)
+    handed_to = fields.get("handed_to")
+    if handed_to:
+        result = sentences.handoff_result(handed_to, bool(fields.get("is_error")))
+        return (lines.tool_call({**fields, "summary": sentences.handed_off(handed_to)}),
+                lines.tool_result({**fields, "summary": result}))
+    return lines.tool_call(fields), lines.tool_result(fields)
+
+
+def map_request(request: Any) -> tuple[list[Mapped], int, str | None]:
+    """Every span of an ExportTraceServiceRequest mapped, and how many could not be, with the first reason."""
+    mapped, rejected, first = [], 0, None
+    for resource_spans in request.resource_spans:
+        resource_attrs = attributes_of(resource_spans.resource.attributes)
+        for scope_spans in resource_spans.scope_spans:
+            for span in scope_spans.spans:
+                try:
+                    mapped.append(map_span(resource_attrs, span))
+                except BadInput as exc:
+                    rejected += 1
+                    first = first or f"span {span.span_id.hex() or '(no id)'}: {exc.message}"
+    return mapped, rejected, first

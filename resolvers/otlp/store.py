@@ -1,0 +1,196 @@
+"""Where OTLP spans are kept between their export and their placing, and what placing reads of them.
+
+Every read is keyed by span id (or, for the spans waiting below some spans, by their parent's id), so an export
+reads what it carries and what it hangs under, never the whole trace it belongs to. Spans of one trace are
+taken in turns under the trace's lock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from models.record.chain import compact_json
+from models.db import placeholders
+from resolvers.otlp.mapping import OTHER
+from resolvers.otlp.place import STAND_IN_SPAN, KnownSpan
+from resolvers.write.append import insert_rows
+
+WAITING_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us")
+PLACED_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "task_id", "tool")
+SPAN = '"span_id","parent_span_id","kind"'
+
+
+def _known_statements(with_bodies: bool) -> dict[str, str]:
+    body, no_body = (',"body"', ",NULL") if with_bodies else ("", "")
+    return {
+        "postgres": (
+            f'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT {SPAN},"received_us",'
+            f'NULL::uuid AS "task_id",NULL::text AS "tool",0 AS "placed"{body} FROM "otlp_span" '
+            'WHERE "span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 LIMIT 1) s '
+            f'UNION ALL SELECT p.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT {SPAN},'
+            f'NULL::bigint,"task_id","tool",1{no_body} FROM "otlp_placed_span" WHERE "span_id"=w.id AND "tenant"=$1 '
+            'AND "trace_id"=$2 LIMIT 1) p'
+        ),
+        "sqlite": (
+            f'SELECT {SPAN},"received_us",NULL AS "task_id",NULL AS "tool",0 AS "placed"{body} FROM "otlp_span" '
+            'WHERE "tenant"=? AND "trace_id"=? AND "span_id" IN (SELECT "value" FROM json_each(?)) '
+            f'UNION ALL SELECT {SPAN},NULL,"task_id","tool",1{no_body} FROM "otlp_placed_span" '
+            'WHERE "tenant"=? AND "trace_id"=? AND "span_id" IN (SELECT "value" FROM json_each(?))'
+        ),
+    }
+
+
+KNOWN = _known_statements(with_bodies=False)
+KNOWN_WITH_BODIES = _known_statements(with_bodies=True)
+BELOW = {
+    "postgres": (
+        'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT "tenant","trace_id",'
+        f'{SPAN},"received_us",NULL::uuid AS "task_id",NULL::text AS "tool",0 AS "placed" FROM "otlp_span" '
+        'WHERE "parent_span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 OFFSET 0) s '
+        'UNION ALL SELECT f.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT "tenant","trace_id",'
+        f'{SPAN},NULL::bigint,"task_id","tool",1 FROM "otlp_placed_span" '
+        f"WHERE \"parent_span_id\"=w.id AND \"kind\"='{OTHER}' AND \"tenant\"=$1 AND \"trace_id\"=$2 OFFSET 0) f"
+    ),
+    "sqlite": (
+        f'SELECT {SPAN},"received_us",NULL AS "task_id",NULL AS "tool",0 AS "placed" FROM "otlp_span" '
+        'WHERE "tenant"=? AND "trace_id"=? AND "parent_span_id" IN (SELECT "value" FROM json_each(?)) '
+        f'UNION ALL SELECT {SPAN},NULL,"task_id","tool",1 FROM "otlp_placed_span" '
+        'WHERE "tenant"=? AND "trace_id"=? AND "parent_span_id" IN (SELECT "value" FROM json_each(?)) '
+        f"AND \"kind\"='{OTHER}'"
+    ),
+}
+BODIES = {
+    "postgres": (
+        'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT "span_id","body" FROM "otlp_span" '
+        'WHERE "span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 LIMIT 1) s'
+    ),
+    "sqlite": 'SELECT "span_id","body" FROM "otlp_span" WHERE "tenant"=? AND "trace_id"=? '
+              'AND "span_id" IN (SELECT "value" FROM json_each(?))',
+}
+NO_LONGER_WAITING = {
+    "postgres": (
+        'DELETE FROM "otlp_span" WHERE "ctid"=ANY(ARRAY(SELECT s.ctid FROM unnest($3::varchar[]) AS w(id) '
+        'CROSS JOIN LATERAL (SELECT "ctid" FROM "otlp_span" WHERE "span_id"=w.id AND "tenant"=$1 AND "trace_id"=$2 '
+        'LIMIT 1) s)) AND "tenant"=$1 AND "trace_id"=$2'
+    ),
+    "sqlite": 'DELETE FROM "otlp_span" WHERE "tenant"=? AND "trace_id"=? '
+              'AND "span_id" IN (SELECT "value" FROM json_each(?))',
+}
+DUE = ('SELECT "span_id","parent_span_id","kind","received_us" FROM "otlp_span" '
+       'WHERE "tenant"=$1 AND "trace_id"=$2 AND "received_us"<=$3')
+WAITING_COUNT = 'SELECT COUNT(*) AS "n" FROM "otlp_span" WHERE "tenant"=$1 AND "trace_id"=$2'
+WAITING_TRACES = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_span" WHERE "received_us"<=$1'
+STAND_IN = (
+    'INSERT INTO "otlp_placed_span" ("tenant","trace_id","span_id","parent_span_id","kind","task_id","tool") '
+    "VALUES ($1,$2,$3,NULL,'agent',$4,NULL) "
+    'ON CONFLICT ("tenant","trace_id","span_id") DO UPDATE SET "task_id"=excluded."task_id"'
+)
+
+
+async def _keyed(conn: Any, statements: dict[str, str], tenant: str, trace_id: str, span_ids: list[str],
+                 times: int = 1) -> list[dict[str, Any]]:
+    """A statement keyed by span ids, for one trace. On PostgreSQL each id is looked up by itself (a lateral
+    lookup per id): a young table has no statistics, and the planner, taking the trace for one row, would
+    otherwise scan the whole trace. SQLite's planner looks the ids up through the index as they are."""
+    if conn.capabilities.dialect == "postgres":
+        return await conn.execute_query_dict(statements["postgres"], [tenant, trace_id, span_ids])
+    return await conn.execute_query_dict(statements["sqlite"], [tenant, trace_id, compact_json(span_ids)] * times)
+
+
+def _known(row: dict[str, Any], placed: bool) -> KnownSpan:
+    task_id = row.get("task_id")
+    return KnownSpan(row["span_id"], row["parent_span_id"], row["kind"], row["received_us"], placed,
+                     None if task_id is None else str(task_id), row.get("tool"))
+
+
+LOCK = "SELECT set_config('jit', 'off', true), pg_advisory_xact_lock(hashtext($1))"
+
+
+async def lock_trace(conn: Any, tenant: str, trace_id: str) -> None:
+    """Placers of one trace take turns (on SQLite the single writer already serialises them). The keyed
+    lookups are many small index probes whose summed estimate would have PostgreSQL compile them (half a
+    second): not within this transaction."""
+    if conn.capabilities.dialect == "postgres":
+        await conn.execute_query(LOCK, [f"{tenant}/{trace_id}"])
+
+
+async def known(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> list[KnownSpan]:
+    """The spans of `span_ids` taken so far, waiting or placed."""
+    if not span_ids:
+        return []
+    rows = await _keyed(conn, KNOWN, tenant, trace_id, span_ids, times=2)
+    return [_known(row, bool(row["placed"])) for row in rows]
+
+
+async def known_with_bodies(conn: Any, tenant: str, trace_id: str,
+                            span_ids: list[str]) -> tuple[list[KnownSpan], dict[str, str]]:
+    """`known`, and the stored bodies of those waiting, in the same lookups."""
+    if not span_ids:
+        return [], {}
+    rows = await _keyed(conn, KNOWN_WITH_BODIES, tenant, trace_id, span_ids, times=2)
+    return ([_known(row, bool(row["placed"])) for row in rows],
+            {row["span_id"]: row["body"] for row in rows if row["body"] is not None})
+
+
+async def waiting_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> list[KnownSpan]:
+    """Every waiting span below the spans of `span_ids`, through waiting spans and through folded spans already
+    placed (a span folded away is placed on arrival, while what hangs below it may wait): one statement a
+    level, the folded spans found returned too. On PostgreSQL each parent is looked up by itself, with its tenant
+    and trace (every statement names the tenant, SPEC 8.3). (A recursive statement, level joined to level, ran
+    as a scan of the table per span.)"""
+    found: list[KnownSpan] = []
+    seen = set(span_ids)
+    while span_ids:
+        rows = await _keyed(conn, BELOW, tenant, trace_id, span_ids, times=2)
+        level = [_known(row, bool(row["placed"])) for row in rows if row["span_id"] not in seen]
+        seen.update(span.span_id for span in level)
+        found += level
+        span_ids = [span.span_id for span in level]
+    return found
+
+
+async def due(conn: Any, tenant: str, trace_id: str, due_us: int) -> list[KnownSpan]:
+    """The trace's spans that have waited since `due_us` or longer."""
+    rows = await conn.execute_query_dict(placeholders(conn, DUE), [tenant, trace_id, due_us])
+    return [_known(row, False) for row in rows]
+
+
+async def waiting_traces(conn: Any, due_us: int) -> list[tuple[str, str]]:
+    rows = await conn.execute_query_dict(placeholders(conn, WAITING_TRACES), [due_us])
+    return [(row["tenant"], row["trace_id"]) for row in rows]
+
+
+async def waiting_count(conn: Any, tenant: str, trace_id: str) -> int:
+    rows = await conn.execute_query_dict(placeholders(conn, WAITING_COUNT), [tenant, trace_id])
+    return rows[0]["n"]
+
+
+async def bodies(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> list[dict[str, Any]]:
+    """The stored bodies of waiting spans."""
+    if not span_ids:
+        return []
+    return await _keyed(conn, BODIES, tenant, trace_id, span_ids)
+
+
+async def wait(conn: Any, rows: list[tuple]) -> None:
+    """Spans that must wait, as rows of WAITING_COLUMNS."""
+    if rows:
+        await insert_rows(conn, "otlp_span", WAITING_COLUMNS, rows)
+
+
+async def placed(conn: Any, tenant: str, trace_id: str, spans: list[KnownSpan]) -> None:
+    """Spans placed (the trace's stand-in is kept by `stand_in`)."""
+    if spans:
+        rows = [(tenant, trace_id, s.span_id, s.parent_span_id, s.kind, s.task_id, s.tool) for s in spans]
+        await insert_rows(conn, "otlp_placed_span", PLACED_COLUMNS, rows)
+
+
+async def no_longer_waiting(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> None:
+    """The spans placed, deleted by the rows their keyed lookup finds (on PostgreSQL, by row address)."""
+    if span_ids:
+        await _keyed(conn, NO_LONGER_WAITING, tenant, trace_id, span_ids)
+
+
+async def stand_in(conn: Any, tenant: str, trace_id: str, task_id: str | None) -> None:
+    """The trace's running stand-in from now on; None once it has ended."""
+    await conn.execute_query(placeholders(conn, STAND_IN), [tenant, trace_id, STAND_IN_SPAN, task_id])

@@ -1,0 +1,58 @@
+"""The sweep: spans that have waited `AGENTLOG_OTLP_WAIT_S` for an agent parent are placed under their trace's
+stand-in; on start, every span still waiting is tried, so nothing acknowledged before a crash stays unplaced."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime, timezone
+
+from tortoise.connection import get_connection
+
+from resolvers import settings
+from resolvers.otlp import store as waiting_spans
+from resolvers.otlp.ingest import micros, place_trace
+
+log = logging.getLogger("agentlog.otlp")
+
+
+async def sweep(now: datetime | None = None, everything: bool = False) -> int:
+    """Places the spans that have waited long enough; with `everything` (on start), every span still waiting.
+    Returns the traces tried."""
+    when = now or datetime.now(timezone.utc)
+    wait_s = settings.otlp_wait_s()
+    since_us = micros(when) - (0 if everything else int(wait_s * 1_000_000))
+    traces = await waiting_spans.waiting_traces(get_connection("default"), since_us)
+    for tenant, trace_id in traces:
+        try:
+            await place_trace(tenant, trace_id, when, wait_s, every_waiting=everything)
+        except Exception:
+            log.exception("could not place trace %s yet; it stays stored and is tried again", trace_id)
+    return len(traces)
+
+
+@asynccontextmanager
+async def sweeping() -> AsyncIterator[None]:
+    """While the server runs: on start, every trace with spans not yet placed; then, over and over, the spans
+    that have waited AGENTLOG_OTLP_WAIT_S."""
+
+    async def loop() -> None:
+        everything = True
+        while True:
+            try:
+                await sweep(everything=everything)
+                everything = False
+            except Exception:
+                log.exception("the sweep of waiting spans failed; it runs again")
+            await asyncio.sleep(min(5.0, max(0.05, settings.otlp_wait_s() / 4)))
+
+    task = asyncio.create_task(loop())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

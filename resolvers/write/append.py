@@ -1,0 +1,304 @@
+"""The one write path: lock the tree, check, hash, append, move the head, in one transaction.
+
+Every kit mutation goes through `kit_write`, which also honours idempotency keys; every line, whether a kit
+mutation's, a batch's or an OTLP span's, is appended by `append_many`, and every task a kit or a span starts
+is made by `made_task.new_task` and stored by `insert_rows`. Erasure is the only other writer.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
+from datetime import datetime, timezone
+from typing import Any
+
+import asyncpg
+from tortoise.exceptions import IntegrityError
+from tortoise.transactions import in_transaction
+
+from models import AgentTask, IdempotencyKey, TraceEvent
+from models.record.chain import Line, seal
+from models.db import placeholders
+from models.line_columns import BESIDE, FIGURES, INSERTED, SEALED_FIELDS
+from permissions.principal import Principal
+from resolvers import metrics
+from resolvers.write import checks
+from resolvers.write.checkpoints import KEEP, note_for, refused, sign_head
+from resolvers.write.fingerprint import fingerprint
+from resolvers.write.one_statement import Statement, insert, together
+from resolvers.write.pipeline import Pipeline
+from models.errors import Conflict, Forbidden, NotFound, Unauthenticated
+from models.record.vocabulary import TaskStatus
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def require_kit(principal: Principal | None) -> Principal:
+    if principal is None:
+        raise Unauthenticated("A bearer token is required.")
+    if not principal.kit:
+        raise Forbidden("Only a kit token may write the record.")
+    return principal
+
+
+Body = Callable[[Principal, Any], Awaitable[Any]]
+Reload = Callable[[str, str], Awaitable[Any]]
+
+
+async def kit_write(
+    principal: Principal | None,
+    operation: str,
+    data: dict[str, Any],
+    body: Body,
+    result_id: Callable[[Any], str],
+    reload: Reload,
+) -> Any:
+    """Runs `body(kit, conn)` in one transaction; a retried idempotency key returns the first answer.
+
+    The key is looked up on the transaction's connection before the body runs and remembered after it, so a
+    write with a key costs two small statements more than one without."""
+    kit = require_kit(principal)
+    key = checks.name("idempotencyKey", data.pop("idempotency_key", None))
+    print_ = fingerprint(operation, data) if key is not None else ""
+    first: str | None = None
+    try:
+        async with in_transaction() as conn:
+            first = await _first_answer(kit.tenant, key, print_, conn) if key is not None else None
+            if first is None:
+                result = await body(kit, conn)
+                if key is not None:
+                    await IdempotencyKey.create(
+                        tenant=kit.tenant, key=key, fingerprint=print_, result_id=result_id(result), using_db=conn
+                    )
+    except IntegrityError:
+        if key is None:
+            raise
+        async with in_transaction() as conn:
+            first = await _first_answer(kit.tenant, key, print_, conn)
+        if first is None:
+            raise
+    if first is not None:
+        return await reload(kit.tenant, first)
+    return result
+
+
+FIRST_ANSWER = 'SELECT "fingerprint", "result_id" FROM "idempotency_key" WHERE "tenant" = $1 AND "key" = $2'
+
+
+async def _first_answer(tenant: str, key: str, print_: str, conn: Any) -> str | None:
+    """The id of the first answer given to this key, or None for a new key; the key sent with other input is
+    a conflict."""
+    rows = await conn.execute_query_dict(placeholders(conn, FIRST_ANSWER), [tenant, key])
+    if not rows:
+        return None
+    if rows[0]["fingerprint"] != print_:
+        raise Conflict("idempotencyKey: this key was already used with a different input.", field="idempotencyKey")
+    return rows[0]["result_id"]
+
+
+async def task_of(tenant: str, field: str, task_id: str, conn: Any) -> AgentTask:
+    """The task in the caller's tenant; another tenant's task is as unknown as one that never existed."""
+    tid = checks.uuid_of(field, task_id)
+    task = await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).first()
+    if task is None:
+        raise NotFound(f"{field}: no task {tid}.", field=field)
+    return task
+
+
+async def lock_tree(root_id: uuid.UUID, tenant: str, conn: Any) -> AgentTask:
+    """Locks the tree's root row until the transaction ends; appends to one tree queue here."""
+    return await AgentTask.filter(id=root_id, tenant=tenant).using_db(conn).select_for_update().get()
+
+
+LOCK_ROOT_OF = (
+    'SELECT "root".*, (SELECT "agent"."logging" FROM "agent" JOIN "agent_task" AS "task" ON "agent"."name" = '
+    '"task"."agent" WHERE "agent"."tenant" = $1 AND "task"."tenant" = $2 AND "task"."id" = $3) AS "agent_logging" '
+    'FROM "agent_task" AS "root" WHERE "root"."tenant" = $4 '
+    'AND "root"."id" = (SELECT "root_id" FROM "agent_task" WHERE "id" = $5 AND "tenant" = $6)'
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    """A running task, re-read under its tree's lock; the locked root; the logging mode of the task's agent (None
+    for an agent that is not registered, as a span's may not be)."""
+
+    task: AgentTask
+    root: AgentTask
+    logging: str | None
+
+
+async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> Running:
+    """The task under its tree's lock. An ended task takes no more lines.
+
+    The root is found and locked, and the agent's logging read, in one statement, written out because it runs on
+    every append; a sub-task is read once more, under the lock. The logging mode is read as the statement began,
+    before any wait for the lock: a registerAgent answered before this write was sent is seen.
+    """
+    tid = checks.uuid_of(field, task_id)
+    locking = ' FOR UPDATE OF "root"' if conn.capabilities.dialect == "postgres" else ""
+    rows = await conn.execute_query_dict(
+        placeholders(conn, LOCK_ROOT_OF + locking), [tenant, tenant, str(tid), tenant, str(tid), tenant]
+    )
+    if not rows:
+        raise NotFound(f"{field}: no task {tid}.", field=field)
+    logging = rows[0].pop("agent_logging")
+    root = AgentTask._init_from_db(**rows[0])
+    task = root if root.id == tid else await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).get()
+    if task.status != TaskStatus.RUNNING:
+        raise Conflict(f"{field}: task {task.id} has ended ({task.status}); it takes no more lines.", field=field)
+    return Running(task, root, logging)
+
+
+MOVE_HEAD = 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3 AND "tenant"=$4'
+
+
+async def move_head(root: AgentTask, length: int, head: str, conn: Any) -> None:
+    root.chain_length, root.chain_head = length, head
+    await conn.execute_query(placeholders(conn, MOVE_HEAD), [length, head, str(root.id), root.tenant])
+
+
+@dataclass(slots=True)
+class Step:
+    """A line about to be appended: what the chain covers, and the three fields it does not."""
+
+    line: Line
+    withheld: str | None = None
+    call_id: uuid.UUID | None = None
+    by_tool: str | None = None
+
+
+def new_step(kind: str, task: str, at: datetime, summary: str | None, payload: str | None, figures: tuple,
+             withheld: str | None = None, call_id: uuid.UUID | None = None, by_tool: str | None = None) -> Step:
+    """A step whose line is not sealed yet; `figures` are the line's FIGURES, in that order."""
+    line = Line(0, kind, task, at, summary, payload, None, None, "", "", "", "", *figures)
+    return Step(line, withheld, call_id, by_tool)
+
+
+LINE_COLUMNS = INSERTED
+_sealed = attrgetter(*SEALED_FIELDS)
+_beside = attrgetter(*BESIDE)
+
+
+def stored_row(tenant: str, root_id: str, step: Step) -> tuple:
+    """A sealed step as the row LINE_COLUMNS names; ids as text."""
+    beside = tuple(str(v) if isinstance(v, uuid.UUID) else v for v in _beside(step))
+    return (tenant, root_id, *beside, *_sealed(step.line))
+
+
+COPY_FROM = 20
+
+
+async def insert_rows(conn: Any, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Rows in one go on the transaction's connection: COPY on PostgreSQL from COPY_FROM rows on (it costs a
+    round trip more than an INSERT), executemany otherwise.
+
+    Ids travel as text, which both databases take.
+    """
+    if conn.capabilities.dialect == "postgres" and len(rows) >= COPY_FROM:
+        async with conn.acquire_connection() as raw:
+            try:
+                await raw.copy_records_to_table(table, records=rows, columns=columns)
+            except asyncpg.IntegrityConstraintViolationError as exc:
+                raise IntegrityError(exc) from exc
+        return
+    marks = ",".join(f"${i}" for i in range(1, len(columns) + 1))
+    names = ",".join(f'"{c}"' for c in columns)
+    await conn.execute_many(placeholders(conn, f'INSERT INTO "{table}" ({names}) VALUES ({marks})'), rows)
+
+
+def seal_steps(tenant: str, root_id: str, steps: list[Step], seq: int, head: str) -> tuple[list[tuple], int, str]:
+    """Seals the lines in order after `head` at `seq`; returns their rows in LINE_COLUMNS order, and the new
+    length and head. Their salts are drawn from the system's randomness in one read."""
+    rows = []
+    salts = os.urandom(32 * len(steps)).hex()
+    for at, step in enumerate(steps):
+        seq += 1
+        line = step.line
+        line.seq = seq
+        seal(line, head, salts[64 * at:64 * at + 64])
+        head = line.hash
+        rows.append(stored_row(tenant, root_id, step))
+    return rows, seq, head
+
+
+async def settle_head(root: AgentTask, length: int, head: str, added: int, conn: Any) -> None:
+    """After `added` sealed lines are stored: the tree's head moved once, and signed."""
+    await move_head(root, length, head, conn)
+    await sign_head(root, conn)
+    metrics.lines_appended(root.tenant, added)
+
+
+def stored_at_once(conn: Any, lines: int) -> bool:
+    """Whether `lines` lines are stored in one statement with the head, its checkpoint and the writes beside
+    them: on PostgreSQL, below COPY_FROM lines (from there COPY stores them faster)."""
+    return conn.capabilities.dialect == "postgres" and lines < COPY_FROM
+
+
+async def store_at_once(root: Any, rows: list[tuple], length: int, head: str, beside: Sequence[Statement],
+                        conn: Any) -> None:
+    """The writes beside the lines, the sealed lines, the head moved and signed, in one round trip."""
+    root_id = str(root.id)
+    note = note_for(root.tenant, root_id, length, head)
+    moved = Statement(MOVE_HEAD, [length, head, root_id, root.tenant])
+    writes = [*beside, insert("trace_event", LINE_COLUMNS, rows), moved]
+    statement = together(writes, Statement(KEEP, [root_id, root.tenant, length, head, note]))
+    if not await conn.execute_query_dict(statement.sql, statement.args):
+        raise refused(root_id, length, head)
+    root.chain_length, root.chain_head = length, head
+    metrics.lines_appended(root.tenant, len(rows))
+
+
+SEAL_EVERY = 8
+SEND_FROM = 250
+
+
+async def append_many(
+    root: Any, steps: list[Step], conn: Any, db: Pipeline | None = None, beside: Sequence[Statement] = ()
+) -> list[tuple]:
+    """Seals the lines in order after the tree's head, stores them in one statement, moves the head once and
+    signs it; returns the rows as stored, in LINE_COLUMNS order. `beside` are writes made before the lines, in
+    the same transaction (with the lines and the head in one statement, when `stored_at_once`).
+
+    Given a pipeline on `conn`, every statement goes through it, and the lines are sealed SEAL_EVERY at a time
+    and sent SEND_FROM rows at a time, so the database stores one chunk while the next is hashed; then nothing
+    is returned."""
+    if db is None:
+        rows, length, head = seal_steps(root.tenant, str(root.id), steps, root.chain_length, root.chain_head)
+        if stored_at_once(conn, len(rows)):
+            await store_at_once(root, rows, length, head, beside, conn)
+            return rows
+        for write in beside:
+            await conn.execute_query(placeholders(conn, write.sql), write.args)
+        await insert_rows(conn, "trace_event", LINE_COLUMNS, rows)
+        await settle_head(root, length, head, len(rows), conn)
+        return rows
+    for write in beside:
+        db.send(conn.execute_query(placeholders(conn, write.sql), write.args))
+    length, head, rows = root.chain_length, root.chain_head, []
+    for at in range(0, len(steps), SEAL_EVERY):
+        more, length, head = seal_steps(root.tenant, str(root.id), steps[at:at + SEAL_EVERY], length, head)
+        rows += more
+        if len(rows) >= SEND_FROM or at + SEAL_EVERY >= len(steps):
+            db.send(insert_rows(conn, "trace_event", LINE_COLUMNS, rows))
+            rows = []
+        await db.breathe()
+    db.send(settle_head(root, length, head, len(steps), conn))
+    return []
+
+
+def step_of(event: TraceEvent) -> Step:
+    """An unsaved line row as a step for `append_many`."""
+    figures = tuple(getattr(event, name) for name in FIGURES)
+    return new_step(event.kind, str(event.task_id), event.at, event.summary, event.payload, figures,
+                    event.withheld, event.call_id, event.by_tool)
+
+
+async def append(root: AgentTask, event: TraceEvent, conn: Any) -> None:
+    """One line, given as an unsaved row, appended exactly as `append_many` appends."""
+    await append_many(root, [step_of(event)], conn)

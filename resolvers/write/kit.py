@@ -1,0 +1,260 @@
+"""The kit's writes: the only way receipts, lines and meter rows come to exist."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies, TraceEvent
+from models.policies import CAPABILITIES
+from models.task import MAX_DEPTH
+from permissions.principal import Principal
+from resolvers.write import checks, lines, made_task, sentences
+from models.errors import BadInput, Conflict, NotFound
+from models.record.vocabulary import LineKind, TaskStatus
+from resolvers.events.notices import publish_task
+from resolvers.write.made_task import new_task
+from resolvers.read.rows import LineRow
+from resolvers.write.withheld import withheld_reason
+from resolvers.write.append import append, append_many, insert_rows, kit_write, lock_tree, now, running_task, task_of
+
+TASK_STATUSES = {TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.STOPPED}
+
+
+async def _agent(tenant: str, name: str, conn: Any) -> RegisteredAgent:
+    agent = await RegisteredAgent.filter(tenant=tenant, name=name).using_db(conn).first()
+    if agent is None:
+        raise BadInput(f"agent: {name!r} is not registered; call registerAgent first.", field="agent")
+    return agent
+
+
+async def _reload_task(tenant: str, rid: str) -> AgentTask:
+    return await AgentTask.get(id=rid, tenant=tenant)
+
+
+async def _reload_help(tenant: str, rid: str) -> AgentHelp:
+    return await AgentHelp.get(id=rid, tenant=tenant)
+
+
+async def register_agent(principal: Principal | None, data: dict[str, Any]) -> RegisteredAgent:
+    async def body(kit: Principal, conn: Any) -> RegisteredAgent:
+        fields = {
+            "purpose": checks.text("purpose", data.get("purpose")),
+            "roles": checks.names("roles", data.get("roles")) or [],
+            "transcript_readers": checks.names("transcriptReaders", data.get("transcript_readers")) or [],
+            "logging": data.get("logging") or "FULL",
+        }
+        name = checks.name("name", data.get("name"), required=True)
+        agent = await RegisteredAgent.filter(tenant=kit.tenant, name=name).using_db(conn).select_for_update().first()
+        if agent is None:
+            agent, made = await RegisteredAgent.get_or_create(defaults=fields, tenant=kit.tenant, name=name,
+                                                              using_db=conn)
+            if made:
+                return agent
+        await RegisteredAgent.filter(id=agent.id, tenant=kit.tenant).using_db(conn).update(**fields)
+        agent.update_from_dict(fields)
+        return agent
+
+    async def reload(tenant: str, rid: str) -> RegisteredAgent:
+        return await RegisteredAgent.get(tenant=tenant, name=rid)
+
+    return await kit_write(principal, "registerAgent", data, body, lambda a: a.name, reload)
+
+
+async def define_policies(principal: Principal | None, data: dict[str, Any]) -> TenantPolicies:
+    async def body(kit: Principal, conn: Any) -> TenantPolicies:
+        given = {cap: checks.names(checks.camel(cap), data.get(cap)) for cap in CAPABILITIES}
+        policies = await TenantPolicies.filter(tenant=kit.tenant).using_db(conn).select_for_update().first()
+        if policies is None:
+            policies = TenantPolicies(tenant=kit.tenant)
+        for cap, roles in given.items():
+            if roles is not None:
+                setattr(policies, cap, roles)
+        days = checks.count("retainDays", data.get("retain_days"))
+        if days is not None:
+            policies.retain_days = checks.retain_days(days)
+        await policies.save(using_db=conn)
+        return policies
+
+    async def reload(tenant: str, rid: str) -> TenantPolicies:
+        return await TenantPolicies.get(tenant=tenant)
+
+    return await kit_write(principal, "definePolicies", data, body, lambda p: p.tenant, reload)
+
+
+async def start_task(principal: Principal | None, data: dict[str, Any]) -> AgentTask:
+    written: list[AgentTask] = []
+
+    async def body(kit: Principal, conn: Any) -> AgentTask:
+        agent_name = checks.name("agent", data.get("agent"), required=True)
+        agent = await _agent(kit.tenant, agent_name, conn)
+        requester = checks.principal("requester", data.get("requester"))
+        actor = checks.principal("actor", data.get("actor"), required=True)
+        instructions = checks.text("instructionsSent", data.get("instructions_sent"), checks.TEXT_CHARS)
+        given = checks.text("given", data.get("given"), checks.TEXT_CHARS)
+        skill = checks.name("skill", data.get("skill"), required=True)
+        described = {
+            "skill_version": checks.name("skillVersion", data.get("skill_version")),
+            "about": checks.text("about", data.get("about")),
+            "trigger": checks.text("trigger", data.get("trigger")),
+            "instruction_set": checks.count("instructionSet", data.get("instruction_set")),
+            "limit_micros": checks.count("limitMicros", data.get("limit_micros")),
+            "workflow_run": checks.name("workflowRun", data.get("workflow_run")),
+            "run_step": checks.name("runStep", data.get("run_step")),
+            "entity_type": checks.name("entityType", data.get("entity_type")),
+            "entity_id": checks.name("entityId", data.get("entity_id")),
+        }
+        session = checks.name("session", data.get("session"))
+        summary = checks.text("summary", data.get("summary"))
+        parent, root, siblings = None, None, 0
+        if data.get("parent") is not None:
+            parent, root = await _open_parent(kit.tenant, data["parent"], conn)
+            siblings = await AgentTask.filter(parent_id=parent.id, tenant=kit.tenant).using_db(conn).count()
+        made, started = new_task(
+            kit.tenant, agent_name, skill, actor, now(), withheld_reason(agent.logging), parent, siblings,
+            requester=requester, summary=summary, cause=data.get("cause") or "REQUEST", given=given,
+            instructions_sent=instructions, session=session, **described,
+        )
+        await insert_rows(conn, "agent_task", made_task.COLUMNS, [made_task.stored_row(made)])
+        await append_many(root or made, [started.step()], conn)
+        task = AgentTask(**{column: getattr(made, column) for column in made_task.COLUMNS})
+        written.append(task)
+        return task
+
+    task = await kit_write(principal, "startTask", data, body, lambda t: str(t.id), _reload_task)
+    if written:
+        await publish_task("AgentTaskStarted", task)
+    return task
+
+
+async def _open_parent(tenant: str, parent_id: str, conn: Any) -> tuple[AgentTask, AgentTask]:
+    """The parent a sub-task starts under, re-read under its tree's lock, and the locked root."""
+    parent = await task_of(tenant, "parent", parent_id, conn)
+    root = await lock_tree(parent.root_id, tenant, conn)
+    parent = root if parent.id == root.id else await AgentTask.filter(id=parent.id, tenant=tenant).using_db(conn).get()
+    if parent.status != TaskStatus.RUNNING:
+        raise Conflict(f"parent: task {parent.id} has ended ({parent.status}); no sub-task starts under it.",
+                       field="parent")
+    if parent.depth >= MAX_DEPTH:
+        raise BadInput(f"parent: task {parent.id} is {parent.depth} levels below its root; sub-tasks nest at "
+                       f"most {MAX_DEPTH} levels deep.", field="parent")
+    return parent, root
+
+
+async def _one_line(principal: Principal | None, operation: str, data: dict[str, Any], drafter: Callable) -> LineRow:
+    recorded = await lines.record(principal, operation, data, lambda: [drafter(data)])
+    return (await lines.lines_of(recorded))[0]
+
+
+async def record_model_call(principal: Principal | None, data: dict[str, Any]) -> LineRow:
+    return await _one_line(principal, "recordModelCall", data, lines.model_call)
+
+
+async def record_tool_call(principal: Principal | None, data: dict[str, Any]) -> LineRow:
+    return await _one_line(principal, "recordToolCall", data, lines.tool_call)
+
+
+async def record_tool_result(principal: Principal | None, data: dict[str, Any]) -> LineRow:
+    return await _one_line(principal, "recordToolResult", data, lines.tool_result)
+
+
+async def ask_for_help(principal: Principal | None, data: dict[str, Any]) -> AgentHelp:
+    async def body(kit: Principal, conn: Any) -> AgentHelp:
+        question = checks.text("question", data.get("question"), checks.TEXT_CHARS, required=True)
+        asked_of = checks.principal("askedOf", data.get("asked_of"), required=True)
+        help = AgentHelp(
+            id=uuid.uuid4(), tenant=kit.tenant, asked_of_id=asked_of["id"], asked_of_name=asked_of["name"],
+            asked_at=now(),
+        )
+        if data.get("task") is not None:
+            running = await running_task(kit.tenant, "task", data["task"], conn)
+            task, root = running.task, running.root
+            help.task_id, help.root_id = task.id, root.id
+            help.withheld = withheld_reason(running.logging)
+            help.question = None if help.withheld else question
+            await help.save(using_db=conn, force_create=True)
+            line = TraceEvent(
+                kind=LineKind.ASKED_FOR_HELP, task_id=task.id, at=help.asked_at,
+                summary=sentences.asked_for_help(asked_of), payload=help.question, withheld=help.withheld,
+            )
+            await append(root, line, conn)
+        else:
+            help.withheld = withheld_reason(None)
+            help.question = None if help.withheld else question
+            await help.save(using_db=conn, force_create=True)
+        return help
+
+    return await kit_write(principal, "askForHelp", data, body, lambda h: str(h.id), _reload_help)
+
+
+async def send_back(principal: Principal | None, data: dict[str, Any]) -> AgentHelp:
+    async def body(kit: Principal, conn: Any) -> AgentHelp:
+        answer = checks.text("answer", data.get("answer"), checks.TEXT_CHARS, required=True)
+        by = checks.principal("by", data.get("by"), required=True)
+        help_id = checks.uuid_of("help", data.get("help"))
+        help = await AgentHelp.filter(id=help_id, tenant=kit.tenant).using_db(conn).first()
+        if help is None:
+            raise NotFound(f"help: no help request {help_id}.", field="help")
+        root = None
+        if help.task_id is not None:
+            root = (await running_task(kit.tenant, "help", str(help.task_id), conn)).root
+        help = await AgentHelp.filter(id=help_id, tenant=kit.tenant).using_db(conn).select_for_update().get()
+        if help.erased_at is not None:
+            raise Conflict(f"help: help request {help_id} was erased; it takes no answer.", field="help")
+        if help.answered_at is not None:
+            raise Conflict(f"help: help request {help_id} was already answered.", field="help")
+        help.answer = None if help.withheld else answer
+        help.answered_by_id, help.answered_by_name, help.answered_at = by["id"], by["name"], now()
+        await AgentHelp.filter(id=help.id, tenant=kit.tenant).using_db(conn).update(
+            answer=help.answer, answered_by_id=help.answered_by_id, answered_by_name=help.answered_by_name,
+            answered_at=help.answered_at,
+        )
+        if root is not None:
+            line = TraceEvent(
+                kind=LineKind.SENT_BACK, task_id=help.task_id, at=help.answered_at,
+                summary=sentences.sent_back(by), payload=help.answer, withheld=help.withheld,
+            )
+            await append(root, line, conn)
+        return help
+
+    return await kit_write(principal, "sendBack", data, body, lambda h: str(h.id), _reload_help)
+
+
+async def end_task(principal: Principal | None, data: dict[str, Any]) -> AgentTask:
+    written: list[AgentTask] = []
+
+    async def body(kit: Principal, conn: Any) -> AgentTask:
+        status = data.get("status")
+        if status not in TASK_STATUSES:
+            raise BadInput(f"status: a task ends DONE, FAILED or STOPPED, not {status}.", field="status")
+        outcome = checks.text("outcome", data.get("outcome"))
+        result = checks.json_text("result", data.get("result"))
+        summary = checks.text("summary", data.get("summary"))
+        running = await running_task(kit.tenant, "task", data.get("task"), conn)
+        task, root = running.task, running.root
+        reason = withheld_reason(running.logging)
+        task.status, task.outcome, task.ended_at = status, outcome, now()
+        task.result = None if reason else result
+        await AgentTask.filter(id=task.id, tenant=kit.tenant).using_db(conn).update(
+            status=task.status, outcome=task.outcome, ended_at=task.ended_at, result=task.result
+        )
+        line = TraceEvent(
+            kind=LineKind.ENDED, task_id=task.id, at=task.ended_at, summary=summary or sentences.ended(status),
+            payload=task.result, withheld=reason,
+        )
+        await append(root, line, conn)
+        if task.id == root.id:
+            task.chain_length, task.chain_head = root.chain_length, root.chain_head
+        written.append(task)
+        return task
+
+    task = await kit_write(principal, "endTask", data, body, lambda t: str(t.id), _reload_task)
+    if written:
+        await publish_task(ENDED_EVENTS[task.status], task)
+    return task
+
+
+ENDED_EVENTS = {
+    TaskStatus.DONE: "AgentTaskFinished", TaskStatus.FAILED: "AgentTaskFailed", TaskStatus.STOPPED: "AgentTaskStopped",
+}

@@ -1,0 +1,255 @@
+"""Recording model calls, tool calls and tool results: each checked as a draft, then appended in one transaction.
+
+The single mutations record one line and `recordLines` many, through the same code: the tree is
+locked once, each line is sealed after the one before it, and the head moves once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from models import AgentTask, TraceEvent
+from models.db import placeholders
+from models.line_columns import UUID_COLUMNS
+from models.record.vocabulary import LineKind
+from permissions.principal import Principal
+from resolvers.write import checks, prices, sentences
+from resolvers.write.one_statement import Statement, insert
+from resolvers.read.rows import LineRow
+from resolvers.write.withheld import withheld_reason
+from resolvers.write.append import (
+    LINE_COLUMNS,
+    append_many,
+    insert_rows,
+    kit_write,
+    new_step,
+    now,
+    running_task,
+    stored_at_once,
+)
+
+
+@dataclass(slots=True)
+class Draft:
+    """A checked line, not yet tied to a task: its line's FIGURES in order, and its meter row's for a model call."""
+
+    kind: str
+    summary: str | None
+    payload: str | None
+    figures: tuple
+    by_tool: str | None = None
+    classification: str | None = None
+    call: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """Where a batch landed in its tree's chain."""
+
+    task_id: uuid.UUID
+    root_id: uuid.UUID
+    first: int
+    last: int
+    last_hash: str
+    rows: tuple[tuple, ...] = ()
+
+
+def model_call(data: dict[str, Any], at: str = "") -> Draft:
+    model = checks.name(f"{at}model", data.get("model"), required=True)
+    attempts = checks.count(f"{at}attempts", 1 if data.get("attempts") is None else data["attempts"], least=1)
+    input_tokens = checks.count(f"{at}inputTokens", data.get("input_tokens"))
+    output_tokens = checks.count(f"{at}outputTokens", data.get("output_tokens"))
+    cached_input_tokens = checks.count(f"{at}cachedInputTokens", data.get("cached_input_tokens"))
+    cost = checks.count(f"{at}costMicros", data.get("cost_micros"))
+    duration = checks.count(f"{at}durationMs", data.get("duration_ms"))
+    by_tool = checks.name(f"{at}byTool", data.get("by_tool"))
+    route_rule = checks.name(f"{at}routeRule", data.get("route_rule"))
+    provider = checks.name(f"{at}provider", data.get("provider"))
+    classification = checks.name(f"{at}classification", data.get("classification"))
+    content = {
+        "systemPrompt": checks.text(f"{at}systemPrompt", data.get("system_prompt"), checks.TEXT_CHARS),
+        "messages": data.get("messages"),
+        "response": data.get("response"),
+    }
+    payload = checks.json_object(at, content)
+    summary = checks.text(f"{at}summary", data.get("summary"))
+    call = {
+        "model": model, "provider": provider, "route_rule": route_rule, "attempts": attempts,
+        "input_tokens": input_tokens, "output_tokens": output_tokens, "cost_micros": cost, "duration_ms": duration,
+        "cached_input_tokens": cached_input_tokens, "cost_source": prices.KIT, "response": content["response"],
+    }
+    if not summary and cost is not None:
+        summary = sentences.model_call(model, route_rule, cost, content["response"], by_tool)
+    return Draft(
+        kind=LineKind.MODEL_CALL,
+        summary=summary,
+        payload=payload,
+        figures=(model, route_rule, attempts, cost, input_tokens, output_tokens, None, None, None, duration),
+        by_tool=by_tool,
+        classification=classification,
+        call=call,
+    )
+
+
+def tool_call(data: dict[str, Any], at: str = "") -> Draft:
+    tool = checks.name(f"{at}tool", data.get("tool"), required=True)
+    tool_call_id = checks.name(f"{at}toolCallId", data.get("tool_call_id"))
+    payload = checks.json_text(f"{at}input", data.get("input"))
+    summary = checks.text(f"{at}summary", data.get("summary"))
+    return Draft(
+        kind=LineKind.TOOL_CALL,
+        summary=summary or sentences.tool_call(tool, data.get("effect") == "CHANGE"),
+        payload=payload,
+        figures=(None, None, None, None, None, None, tool, tool_call_id, None, None),
+    )
+
+
+def tool_result(data: dict[str, Any], at: str = "") -> Draft:
+    tool = checks.name(f"{at}tool", data.get("tool"), required=True)
+    tool_call_id = checks.name(f"{at}toolCallId", data.get("tool_call_id"))
+    payload = checks.json_text(f"{at}output", data.get("output"))
+    duration = checks.count(f"{at}durationMs", data.get("duration_ms"))
+    is_error = bool(data.get("is_error") or False)
+    summary = checks.text(f"{at}summary", data.get("summary"))
+    return Draft(
+        kind=LineKind.TOOL_RESULT,
+        summary=summary or sentences.tool_result(tool, is_error, duration),
+        payload=payload,
+        figures=(None, None, None, None, None, None, tool, tool_call_id, is_error, duration),
+    )
+
+
+CALL_COLUMNS = (
+    "id", "tenant", "task_id", "task_path", "turn", "agent", "model", "provider", "route_rule", "attempts",
+    "input_tokens", "output_tokens", "cost_micros", "duration_ms", "at", "by_tool", "cost_source",
+    "cached_input_tokens",
+)
+
+
+async def price_drafts(tenant: str, timed: list[tuple[Draft, datetime]], conn: Any) -> None:
+    """Model calls sent without a cost are priced from the tenant's table as it stood at each call's time, in one
+    read of the table; a cost sent always wins."""
+    unpriced = [(d, at) for d, at in timed if d.call is not None and d.call["cost_micros"] is None]
+    if not unpriced:
+        return
+    usages = [
+        prices.Usage(c["model"], c["provider"], c["input_tokens"], c["output_tokens"], c["cached_input_tokens"], at)
+        for c, at in ((d.call, at) for d, at in unpriced)
+    ]
+    for (d, _), (cost, source) in zip(unpriced, await prices.price_all(tenant, usages, conn)):
+        c = d.call
+        c["cost_micros"], c["cost_source"] = cost, source
+        d.figures = d.figures[:3] + (cost,) + d.figures[4:]
+        if not d.summary:
+            d.summary = sentences.model_call(c["model"], c["route_rule"], None if source == prices.UNPRICED else cost,
+                                             c["response"], d.by_tool)
+
+
+async def _reload(tenant: str, rid: str) -> Recorded:
+    root_id, first, last = rid.split(":")
+    line = await TraceEvent.get(tenant=tenant, root_id=uuid.UUID(root_id), seq=int(last))
+    return Recorded(line.task_id, line.root_id, int(first), int(last), line.hash)
+
+
+def _written(row: tuple) -> LineRow:
+    """A row as stored, read as the row a read of the line gives (a model instance costs ten times more)."""
+    fields = dict(zip(LINE_COLUMNS, row))
+    for name in UUID_COLUMNS:
+        if fields[name] is not None:
+            fields[name] = uuid.UUID(fields[name])
+    return LineRow(**fields)
+
+
+async def lines_of(recorded: Recorded) -> list[TraceEvent | LineRow]:
+    """The lines as written, or, for a replayed answer, as they stand now."""
+    if recorded.rows:
+        return [_written(row) for row in recorded.rows]
+    return await TraceEvent.filter(
+        root_id=recorded.root_id, seq__gte=recorded.first, seq__lte=recorded.last
+    ).order_by("seq")
+
+
+def _result_id(recorded: Recorded) -> str:
+    return f"{recorded.root_id}:{recorded.first}:{recorded.last}"
+
+
+LAST_TURN = 'SELECT MAX("turn") AS "last" FROM "llm_call" WHERE "tenant" = $1 AND "task_id" = $2'
+AFTER_LAST_TURN = 'COALESCE(MAX("turn"), 0) + ${}'
+TURN = CALL_COLUMNS.index("turn")
+
+
+async def _next_turn(task: AgentTask, conn: Any) -> int:
+    """The agent's turns are numbered 1, 2, … per task on the meter; the next is one past the last (indexed)."""
+    rows = await conn.execute_query_dict(placeholders(conn, LAST_TURN), [task.tenant, str(task.id)])
+    return (rows[0]["last"] or 0) + 1
+
+
+@lru_cache(maxsize=1)
+def _numbered_sql() -> str:
+    values = [AFTER_LAST_TURN.format(at + 1) if at == TURN else f"${at + 1}" for at in range(len(CALL_COLUMNS))]
+    names = ",".join(f'"{c}"' for c in CALL_COLUMNS)
+    n = len(CALL_COLUMNS)
+    return (f'INSERT INTO "llm_call" ({names}) SELECT {",".join(values)} FROM "llm_call" '
+            f'WHERE "tenant" = ${n + 1} AND "task_id" = ${n + 2}')
+
+
+def numbered_as_stored(call: tuple) -> Statement:
+    """One meter row whose `turn` is given as how many turns after the task's last it comes (1, or None for a
+    tool's call): the last is read by the statement itself, under the tree's lock, so it costs no round trip of
+    its own. One row only: Citus runs each WITH of a statement as a step of its own, so a second row would see
+    the first."""
+    return Statement(_numbered_sql(), [*call, call[1], call[2]])
+
+
+async def record(
+    principal: Principal | None, operation: str, data: dict[str, Any], check: Callable[[], list[Draft]]
+) -> Recorded:
+    """Checks every line first, then locks the tree once, appends them in order and moves the head once."""
+
+    async def body(kit: Principal, conn: Any) -> Recorded:
+        checked = check()
+        running = await running_task(kit.tenant, "task", data.get("task"), conn)
+        task, root, logging = running.task, running.root, running.logging
+        at_once = stored_at_once(conn, len(checked))
+        numbered_as_written = at_once and sum(d.call is not None for d in checked) == 1
+        own_turns = any(d.call and d.by_tool is None for d in checked)
+        turn = 1 if numbered_as_written else await _next_turn(task, conn) if own_turns else 0
+        every_line = withheld_reason(logging)
+        task_id = str(task.id)
+        at = now()
+        await price_drafts(kit.tenant, [(d, at) for d in checked], conn)
+        steps, calls = [], []
+        for d in checked:
+            at = now()
+            reason = every_line or (withheld_reason(logging, d.classification) if d.classification else None)
+            call_id = None
+            if d.call is not None:
+                call_id = uuid.uuid4()
+                c = d.call
+                calls.append((
+                    str(call_id), kit.tenant, task_id, task.path, None if d.by_tool else turn, task.agent,
+                    c["model"], c["provider"], c["route_rule"], c["attempts"], c["input_tokens"],
+                    c["output_tokens"], c["cost_micros"], c["duration_ms"], at, d.by_tool, c["cost_source"],
+                    c["cached_input_tokens"],
+                ))
+                turn += d.by_tool is None
+            payload = None if reason else d.payload
+            steps.append(new_step(d.kind, task_id, at, d.summary, payload, d.figures, reason, call_id, d.by_tool))
+        if at_once:
+            if numbered_as_written:
+                beside = [numbered_as_stored(calls[0])]
+            else:
+                beside = [insert("llm_call", CALL_COLUMNS, calls)] if calls else []
+            rows = await append_many(root, steps, conn, beside=beside)
+        else:
+            if calls:
+                await insert_rows(conn, "llm_call", CALL_COLUMNS, calls)
+            rows = await append_many(root, steps, conn)
+        return Recorded(task.id, root.id, steps[0].line.seq, steps[-1].line.seq, steps[-1].line.hash, tuple(rows))
+
+    return await kit_write(principal, operation, data, body, _result_id, _reload)

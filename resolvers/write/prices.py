@@ -1,0 +1,111 @@
+"""The tenant's price table: what a model call costs when the kit or the span does not say.
+
+A fresh tenant's table is empty, so its calls are UNPRICED (cost 0) until the kit sets a price; no price list
+ships with the server, since any would go stale.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from models import ModelPrice
+from models.errors import BadInput
+from permissions.principal import Principal
+from resolvers.write import checks
+from resolvers.write.append import kit_write
+
+KIT, PRICE_TABLE, UNPRICED = "KIT", "PRICE_TABLE", "UNPRICED"
+MILLION = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What a call used, as its meter row will say."""
+
+    model: str
+    provider: str | None
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int | None
+    at: datetime
+
+
+def cost_of(price: ModelPrice, usage: Usage) -> int:
+    """Micros, rounded half up. Cached input tokens are part of the input tokens, priced at the cached rate
+    when the table has one."""
+    cached = min(usage.cached_input_tokens or 0, usage.input_tokens)
+    cached_rate = price.input_micros_per_million if price.cached_input_micros_per_million is None \
+        else price.cached_input_micros_per_million
+    total = ((usage.input_tokens - cached) * price.input_micros_per_million + cached * cached_rate
+             + usage.output_tokens * price.output_micros_per_million)
+    return (total + MILLION // 2) // MILLION
+
+
+def _applies(price: ModelPrice, usage: Usage) -> bool:
+    return price.effective_from <= usage.at and price.provider in (None, usage.provider)
+
+
+def _best(prices: list[ModelPrice], usage: Usage) -> ModelPrice | None:
+    """The latest price in effect at the call's time; one for the call's own provider beats one for any."""
+    found = [p for p in prices if _applies(p, usage)]
+    if not found:
+        return None
+    return max(found, key=lambda p: (p.effective_from, p.provider is not None))
+
+
+async def price_all(tenant: str, usages: list[Usage], conn: Any) -> list[tuple[int, str]]:
+    """(cost micros, cost source) for each usage, from one read of the table."""
+    models = {u.model for u in usages}
+    prices = await ModelPrice.filter(tenant=tenant, model__in=models).using_db(conn) if models else []
+    by_model: dict[str, list[ModelPrice]] = {}
+    for p in prices:
+        by_model.setdefault(p.model, []).append(p)
+    priced = []
+    for usage in usages:
+        price = _best(by_model.get(usage.model, []), usage)
+        priced.append((0, UNPRICED) if price is None else (cost_of(price, usage), PRICE_TABLE))
+    return priced
+
+
+def _utc(field: str, value: datetime | None) -> datetime:
+    if value is None:
+        return datetime.now(timezone.utc)
+    if value.tzinfo is None:
+        raise BadInput(f"{field} must carry a time zone.", field=field)
+    return value.astimezone(timezone.utc)
+
+
+async def set_model_price(principal: Principal | None, data: dict[str, Any]) -> ModelPrice:
+    async def body(kit: Principal, conn: Any) -> ModelPrice:
+        model = checks.name("model", data.get("model"), required=True)
+        provider = checks.name("provider", data.get("provider"))
+        rates = {
+            field: checks.count(name, data.get(field))
+            for field, name in (
+                ("input_micros_per_million", "inputMicrosPerMillion"),
+                ("output_micros_per_million", "outputMicrosPerMillion"),
+                ("cached_input_micros_per_million", "cachedInputMicrosPerMillion"),
+            )
+        }
+        effective_from = _utc("effectiveFrom", data.get("effective_from"))
+        found = await ModelPrice.filter(
+            tenant=kit.tenant, model=model, provider=provider, effective_from=effective_from
+        ).using_db(conn).first()
+        price = found or ModelPrice(id=uuid.uuid4(), tenant=kit.tenant, model=model, provider=provider,
+                                    effective_from=effective_from)
+        for field, value in rates.items():
+            setattr(price, field, value)
+        await price.save(using_db=conn, force_create=found is None)
+        return price
+
+    async def reload(tenant: str, rid: str) -> ModelPrice:
+        return await ModelPrice.get(tenant=tenant, id=rid)
+
+    return await kit_write(principal, "setModelPrice", data, body, lambda p: str(p.id), reload)
+
+
+async def model_prices(tenant: str) -> list[ModelPrice]:
+    return await ModelPrice.filter(tenant=tenant).order_by("model", "provider", "effective_from")

@@ -1,0 +1,91 @@
+"""The sentence each line says when the kit gives none, written from the structured fields only."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from models.record.vocabulary import TaskStatus
+
+
+def dollars(micros: int) -> str:
+    """$0.00002, $0.0006, $1,234.50: at least two decimals and every micro that is not zero, as the inspector writes
+    it."""
+    text = format(Decimal(micros).scaleb(-6), "f")
+    whole, _, fraction = text.partition(".")
+    fraction = fraction.rstrip("0")
+    return f"${int(whole):,}.{fraction.ljust(2, '0')}"
+
+
+def who(person: dict | None) -> str:
+    if not person:
+        return "nobody in particular"
+    return person.get("name") or person["id"]
+
+
+def started(agent: str, skill: str, requester: dict | None, parent: bool) -> str:
+    handed = "was handed" if parent else "started"
+    return f"{agent} {handed} {skill}, for {who(requester)}."
+
+
+def asks_for_tool(response: Any) -> bool:
+    if isinstance(response, dict):
+        for key in ("toolCalls", "tool_calls", "tools"):
+            if response.get(key):
+                return True
+        response = response.get("content")
+    if isinstance(response, list):
+        return any(isinstance(part, dict) and part.get("type") in {"tool_use", "tool_call", "function_call"} for part in response)
+    return False
+
+
+def model_call(model: str, route_rule: str | None, cost_micros: int | None, response: Any, by_tool: str | None) -> str:
+    """`cost_micros` None: the call was sent without a cost and no price was set for it."""
+    chosen = f" (chosen by {route_rule})" if route_rule else ""
+    made_by = f", called by {by_tool}," if by_tool else ""
+    did = "asked for a tool" if asks_for_tool(response) else "answered"
+    cost = "it is unpriced" if cost_micros is None else f"it cost {dollars(cost_micros)}"
+    return f"{model}{chosen}{made_by} {did}; {cost}."
+
+
+def model_call_failed(model: str) -> str:
+    return f"The call to {model} failed."
+
+
+def tool_call(tool: str, changes: bool) -> str:
+    effect = "changes data" if changes else "reads data"
+    return f"It asked for {tool} ({effect}); it is one of this work's tools, so it runs as the agent, for whoever asked."
+
+
+def tool_result(tool: str, is_error: bool, duration_ms: int | None) -> str:
+    took = f" in {duration_ms} ms" if duration_ms is not None else ""
+    return f"{tool} failed{took}." if is_error else f"{tool} answered{took}."
+
+
+def handed_off(agent: str) -> str:
+    return f"It handed the work to {agent}."
+
+
+def handoff_result(agent: str, is_error: bool) -> str:
+    return f"The handoff to {agent} failed." if is_error else f"{agent} took the work over."
+
+
+def asked_for_help(asked_of: dict) -> str:
+    return f"It asked {who(asked_of)} for help."
+
+
+def sent_back(by: dict) -> str:
+    return f"{who(by)} answered."
+
+
+ENDINGS = {
+    TaskStatus.DONE: "The work is done.", TaskStatus.FAILED: "The work failed.", TaskStatus.STOPPED: "The work was stopped.",
+}
+
+
+def ended(status: str) -> str:
+    return ENDINGS[status]
+
+
+def erased(which: str, at: str, by: dict) -> str:
+    return f"{which} on {at} by {who(by)}."
