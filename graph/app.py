@@ -39,7 +39,7 @@ from models import db
 from models.record import fast_json
 from permissions.tokens import keys_ready, principal_from_header
 from resolvers import metrics, settings
-from resolvers.events import bus
+from resolvers.events import flowing
 from resolvers.otlp import sweep
 from resolvers.events import replicas
 from resolvers.forget import retention
@@ -131,7 +131,7 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
             log.info("checkpoints are signed by %s", signing.verifier_key())
             log.info("agentlog is keeping its record in the %s", describe_url(url))
             settle_heap()
-            async with replicas.serving(), bus.running(db.dialect()), sweep.sweeping(), retention.sweeping():
+            async with replicas.serving(), flowing.running(db.dialect()), sweep.sweeping(), retention.sweeping():
                 yield
 
     routes = [

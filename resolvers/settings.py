@@ -402,14 +402,6 @@ def cors_origins() -> list[str]:
     return [origin.strip().rstrip("/") for origin in current().cors_origins.split(",") if origin.strip()]
 
 
-def trusted_documents() -> str | None:
-    return current().trusted_documents
-
-
-def only_trusted_documents() -> bool:
-    return current().only_trusted_documents
-
-
 def read_database_urls() -> list[str]:
     urls = current().read_database_urls
     return [url.strip() for url in urls.split(",") if url.strip()] if urls else []

@@ -12,7 +12,6 @@ from typing import Any
 
 from models.errors import AgentlogError, Forbidden
 from permissions.principal import Principal
-from resolvers import settings
 
 
 class PersistedQueryNotFound(AgentlogError):
@@ -47,8 +46,8 @@ def _documents(path: str, modified: float) -> dict[str, str]:
     return read_documents(path)
 
 
-def documents() -> dict[str, str]:
-    path = settings.trusted_documents()
+def documents(path: str | None) -> dict[str, str]:
+    """The documents of the file at `path` (AGENTLOG_TRUSTED_DOCUMENTS), read again only when it changes."""
     return _documents(path, os.stat(path).st_mtime) if path else {}
 
 
@@ -58,13 +57,15 @@ def persisted_hash(extensions: dict[str, Any] | None) -> str | None:
     return digest if isinstance(digest, str) else None
 
 
-def document_to_run(query: str | None, extensions: dict[str, Any] | None, caller: Principal | None) -> str | None:
+def document_to_run(
+    query: str | None, extensions: dict[str, Any] | None, caller: Principal | None, path: str | None, only: bool
+) -> str | None:
     """The document a request runs: its own, or the trusted one its hash names. Refused when the hash names none,
     when the hash is not its own document's, or, while only trusted documents run, when an untrusted document
-    comes from anyone but the kit."""
+    comes from anyone but the kit. `path` names the trusted documents' file, `only` says only they run."""
     digest = persisted_hash(extensions)
     if digest is not None:
-        trusted = documents().get(digest)
+        trusted = documents(path).get(digest)
         if query is None and trusted is None:
             raise PersistedQueryNotFound(
                 "PersistedQueryNotFound: no trusted document has this sha256Hash; send the document itself."
@@ -72,7 +73,7 @@ def document_to_run(query: str | None, extensions: dict[str, Any] | None, caller
         if query is not None and sha256_hex(query) != digest:
             raise PersistedQueryNotFound("PersistedQueryNotFound: the sha256Hash is not the hash of the document sent.")
         query = query if query is not None else trusted
-    if settings.only_trusted_documents() and not (caller is not None and caller.kit):
-        if query is None or sha256_hex(query) not in documents():
+    if only and not (caller is not None and caller.kit):
+        if query is None or sha256_hex(query) not in documents(path):
             raise Forbidden("Only trusted documents run here: send the sha256Hash of one of the server's documents.")
     return query

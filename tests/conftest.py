@@ -116,9 +116,9 @@ def servers(database):
 @pytest.fixture
 async def event_bus(dialect):
     """Task events flowing to this process's subscribers, as in a running server."""
-    from resolvers.events import bus
+    from resolvers.events import bus, flowing
 
-    async with bus.running(dialect):
+    async with flowing.running(dialect):
         yield bus.HUB
 
 

@@ -13,7 +13,7 @@ from models import AgentTask, TraceEvent
 from models.record.chain import Line
 from models.line_columns import BESIDE, CHECKED, COLUMNS, INSERTED, MARKED, SET_BY_DATABASE, inserted_row
 from resolvers.read import verify
-from resolvers.read.rows import LINE_COLUMNS, LineRow, Statement, read_lines
+from resolvers.read.rows import LINE_COLUMNS, LineRow, ReadQuery, read_lines
 from resolvers.write.append import LINE_COLUMNS as WRITTEN, Step, append_many, new_step, running_task
 from tests.shop import Shop
 
@@ -75,7 +75,7 @@ async def test_a_line_appended_reads_back_the_same_as_a_model_a_verified_line_an
         verify.PAGE[dialect], [shop.tenant, str(root_id), step.line.seq - 1, 1])
     assert verify.READERS[dialect](found[0]) == step.line
 
-    statement = Statement()
+    statement = ReadQuery()
     lines = await read_lines(statement, "task_id", COLUMNS, f"root_id = {statement.param(root_id)}", "seq")
     read = lines[uuid.UUID(task)][-1]
     assert type(read) is LineRow

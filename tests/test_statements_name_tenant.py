@@ -65,6 +65,8 @@ async def test_every_kit_mutation_names_the_kit_s_tenant(client):
         await shop.estimate(session="s-1")
         task = (await shop.start())["id"]
         await client.ok(RECORD, {"input": {"task": task, "lines": turn("c1")}}, shop.kit)
+        flushed = {"input": {"task": task, "lines": turn("r1"), "idempotencyKey": "flush-1"}}
+        assert await client.ok(RECORD, flushed, shop.kit) == await client.ok(RECORD, flushed, shop.kit)
         many = [line for n in range(10) for line in turn(f"d{n}")]
         await client.ok(RECORD, {"input": {"task": task, "lines": many}}, shop.kit)
         await shop.end(task)

@@ -21,6 +21,7 @@ from strawberry.types.graphql import OperationType
 from graph.http.errors import error_response
 from models.availability import database_unavailable
 from models.errors import AgentlogError
+from resolvers import settings
 from resolvers.trusted_documents import document_to_run
 
 log = logging.getLogger("agentlog.errors")
@@ -77,7 +78,9 @@ class AdmittedRequests:
     ) -> ExecutionResult:
         try:
             context.writer()
-            query = document_to_run(request_data.query, request_data.extensions, context.principal)
+            found = settings.current()
+            query = document_to_run(request_data.query, request_data.extensions, context.principal,
+                                    found.trusted_documents, found.only_trusted_documents)
         except AgentlogError as exc:
             return ExecutionResult(data=None, errors=[GraphQLError(exc.message, extensions={"code": exc.code})])
         return await super().execute_single(  # type: ignore[misc]

@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from models.errors import AgentlogError
 from models import AgentTask
 from resolvers import metrics, settings
-from resolvers.events.notices import TaskNotice, add_publisher, notice_of, remove_publisher
+from resolvers.events.notices import TaskNotice, notice_of
 
 
 class FellBehind(AgentlogError):
@@ -110,19 +110,3 @@ HUB = Hub()
 
 async def deliver_here(event: str, task: AgentTask) -> None:
     HUB.deliver(notice_of(event, task))
-
-
-@asynccontextmanager
-async def running(dialect: str) -> AsyncIterator[None]:
-    """Events flow to this process's subscribers while inside: across processes on PostgreSQL, in-process otherwise."""
-    if dialect == "postgres":
-        from resolvers.events.bus_postgres import listening
-
-        async with listening(HUB):
-            yield
-        return
-    add_publisher(deliver_here)
-    try:
-        yield
-    finally:
-        remove_publisher(deliver_here)

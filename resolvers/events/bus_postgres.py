@@ -29,7 +29,6 @@ from resolvers.events.notices import TaskNotice, add_publisher, notice_of, notic
 log = logging.getLogger("agentlog.events")
 
 CHANNEL = "agentlog_task_events"
-REPLICAS_CHANNEL = "agentlog_replicas"
 PROCESS = os.urandom(6).hex()
 RETRY_SECONDS = (0.5, 1, 2, 5, 10)
 PAYLOAD_BYTES = 7999
@@ -45,12 +44,6 @@ async def notify_many(events: list[tuple[str, AgentTask]]) -> None:
         "SELECT pg_notify($1, t) FROM unnest($2::text[]) WITH ORDINALITY AS n(t, i) ORDER BY i",
         [CHANNEL, packed(notices_json(events))],
     )
-
-
-async def announce_fence(tenant: str, lsn: int) -> None:
-    """Tells every process that no replica may answer `tenant` until it has replayed past `lsn`."""
-    payload = orjson.dumps({"fence": tenant, "lsn": lsn}).decode()
-    await get_connection("default").execute_query("SELECT pg_notify($1, $2)", [REPLICAS_CHANNEL, payload])
 
 
 def packed(notices: list[bytes]) -> list[str]:
@@ -109,7 +102,7 @@ class Listener:
         conn.add_termination_listener(self._lost)
         routing = replicas.routing()
         if routing is not None:
-            await conn.add_listener(REPLICAS_CHANNEL, self._heard_replicas)
+            await conn.add_listener(replicas.FENCE_CHANNEL, self._heard_replicas)
             since = replicas.lsn_value(await conn.fetchval("SELECT pg_current_wal_lsn()::text"))
             routing.heard_fence(None, since)
             self._beating = asyncio.get_running_loop().create_task(self._beat(conn))
@@ -120,7 +113,7 @@ class Listener:
         while not conn.is_closed():
             payload = orjson.dumps({"beat": PROCESS, "at": time.monotonic()}).decode()
             try:
-                await conn.execute("SELECT pg_notify($1, $2)", REPLICAS_CHANNEL, payload)
+                await conn.execute("SELECT pg_notify($1, $2)", replicas.FENCE_CHANNEL, payload)
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
                 return
             await asyncio.sleep(replicas.HEARTBEAT_S)
@@ -136,7 +129,7 @@ class Listener:
             elif said.get("beat") == PROCESS:
                 routing.heard_heartbeat(float(said["at"]))
         except (ValueError, KeyError, TypeError):
-            log.warning("ignored a malformed notification on %s", REPLICAS_CHANNEL)
+            log.warning("ignored a malformed notification on %s", replicas.FENCE_CHANNEL)
 
     def _heard(self, conn: Any, pid: int, channel: str, payload: str) -> None:
         if not self.hub:

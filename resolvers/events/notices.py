@@ -56,10 +56,6 @@ class TaskNotice:
         return self.to_json().decode()
 
     @classmethod
-    def from_text(cls, text: str) -> TaskNotice:
-        return cls.from_json(orjson.loads(text))
-
-    @classmethod
     def from_json(cls, raw: dict[str, Any]) -> TaskNotice:
         task = dict(raw["task"])
         for key in IDS:

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 
+import orjson
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.connection import get_connection, get_connections
 
@@ -41,6 +42,7 @@ HEARTBEAT_S = 0.2
 LEASE_S = 1.0
 FENCE_WAIT_S = LEASE_S + 0.1
 PRIMARY = "primary"
+FENCE_CHANNEL = "agentlog_replicas"
 
 
 def lsn_value(text: str) -> int:
@@ -66,6 +68,13 @@ def token_value(header: str | None) -> int | None:
             "X-Agentlog-Consistency should be a token this server answered a write with, sent back as it came.",
             field="X-Agentlog-Consistency",
         ) from None
+
+
+async def announce_fence(tenant: str, lsn: int) -> None:
+    """Tells every process, over the event bus's connection, that no replica may answer `tenant` until it has
+    replayed past `lsn`."""
+    payload = orjson.dumps({"fence": tenant, "lsn": lsn}).decode()
+    await get_connection("default").execute_query("SELECT pg_notify($1, $2)", [FENCE_CHANNEL, payload])
 
 
 @dataclass
@@ -181,8 +190,6 @@ class Routing:
         has heard the fence."""
         lsn = await self.position()
         self.heard_fence(tenant, lsn)
-        from resolvers.events.bus_postgres import announce_fence
-
         await announce_fence(tenant, lsn)
         if answering:
             await asyncio.sleep(FENCE_WAIT_S)

@@ -54,7 +54,6 @@ ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "output": ("gen_ai.tool.call.result", "output.value"),
 }
 RESOURCE: dict[str, tuple[str, ...]] = {"agent": ("service.name",)}
-KIND_ATTRIBUTES = ("gen_ai.operation.name", "openinference.span.kind")
 
 # The older GenAI conventions put content in span events rather than attributes.
 MESSAGE_EVENTS = {

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from models import LlmCall
 from models.errors import BadInput
 from resolvers import settings
-from resolvers.read.rows import Statement, TaskRow, read_lines, read_tasks
+from resolvers.read.rows import ReadQuery, TaskRow, read_lines, read_tasks
 from resolvers.read.tree import Cover, _under, prefixes_of
 
 MAX_FIRST = 5000
@@ -54,7 +54,7 @@ def capped(field: str, rows: Sequence[Any], at: Page) -> Sequence[Any]:
     return rows
 
 
-def ranked(q: Statement, table: str, tenant: str, where: str, partition: str, order: str, limit: int) -> str:
+def ranked(q: ReadQuery, table: str, tenant: str, where: str, partition: str, order: str, limit: int) -> str:
     """The condition keeping the first `limit` rows of each `partition` in `order`, among those `where` keeps
     of the tenant's."""
     ranking = (
@@ -64,13 +64,13 @@ def ranked(q: Statement, table: str, tenant: str, where: str, partition: str, or
     return f"{ranking} AND tenant = {q.param(tenant)}"
 
 
-def _one_of(q: Statement, column: str, values: Sequence[Any]) -> str:
+def _one_of(q: ReadQuery, column: str, values: Sequence[Any]) -> str:
     """An equality for one key, so the planner walks the (key, order) index and stops at the LIMIT."""
     return f"{column} = {q.param(values[0])}" if len(values) == 1 else q.one_of(column, values)
 
 
 def _limited(
-    q: Statement, table: str, tenant: str, where: str, partition: str, order: str, keys: int, at: Page
+    q: ReadQuery, table: str, tenant: str, where: str, partition: str, order: str, keys: int, at: Page
 ) -> tuple[str, str]:
     """(where, order) for a page of each key: a LIMIT for one key, a ranking for many."""
     if keys == 1:
@@ -82,9 +82,9 @@ Found = TypeVar("Found")
 
 
 async def _each_page(
-    read: Callable[[Statement, str, str], Awaitable[Found]],
+    read: Callable[[ReadQuery, str, str], Awaitable[Found]],
     size: Callable[[Found], int],
-    where_of: Callable[[Statement], str],
+    where_of: Callable[[ReadQuery], str],
     table: str,
     tenant: str,
     partition: str,
@@ -99,11 +99,11 @@ async def _each_page(
     rows (a window over all of them) is left for reads past the cap, which then bring at most the cap and one
     more of each key, as before."""
     if at.first is None and keys > 1:
-        q = Statement()
+        q = ReadQuery()
         found = await read(q, where_of(q), f"{order} LIMIT {q.param(at.limit)}")
         if size(found) < at.limit:
             return found
-    q = Statement()
+    q = ReadQuery()
     where, ordered = _limited(q, table, tenant, where_of(q), partition, order, keys, at)
     return await read(q, where, ordered)
 
@@ -111,7 +111,7 @@ async def _each_page(
 async def children_page(tenant: str, parent_ids: Sequence[uuid.UUID], at: Page) -> dict[uuid.UUID, list[TaskRow]]:
     """A page of each task's children in sequence order; `at.after` is a sequence number."""
 
-    def where_of(q: Statement) -> str:
+    def where_of(q: ReadQuery) -> str:
         where = f"tenant = {q.param(tenant)} AND {_one_of(q, 'parent_id', parent_ids)}"
         return where if at.after is None else f"{where} AND sequence > {q.param(at.after)}"
 
@@ -124,8 +124,8 @@ async def children_page(tenant: str, parent_ids: Sequence[uuid.UUID], at: Page) 
     return out
 
 
-def _lines(key: str, columns: Iterable[str]) -> Callable[[Statement, str, str], Awaitable[dict[Any, list[Any]]]]:
-    async def read(q: Statement, where: str, order: str) -> dict[Any, list[Any]]:
+def _lines(key: str, columns: Iterable[str]) -> Callable[[ReadQuery, str, str], Awaitable[dict[Any, list[Any]]]]:
+    async def read(q: ReadQuery, where: str, order: str) -> dict[Any, list[Any]]:
         return await read_lines(q, key, columns, where, order)
 
     return read
@@ -140,7 +140,7 @@ async def lines_page(
 ) -> dict[uuid.UUID, list[Any]]:
     """A page of each task's own lines in seq order; `at.after` is a seq."""
 
-    def where_of(q: Statement) -> str:
+    def where_of(q: ReadQuery) -> str:
         where = f"tenant = {q.param(tenant)} AND {_one_of(q, 'task_id', task_ids)}"
         return where if at.after is None else f"{where} AND seq > {q.param(at.after)}"
 
@@ -154,7 +154,7 @@ RecordKey = tuple[uuid.UUID, frozenset[uuid.UUID] | None]
 
 async def record_page(tenant: str, keys: Sequence[RecordKey], columns: Iterable[str], at: Page) -> dict[RecordKey, list[Any]]:
     """A page of each tree's chain in seq order, holding only the lines of the tasks each key names."""
-    q = Statement()
+    q = ReadQuery()
     where = f"tenant = {q.param(tenant)}"
     whole = [root for root, tasks in keys if tasks is None]
     some = [(root, tasks) for root, tasks in keys if tasks is not None]
@@ -172,7 +172,7 @@ async def record_page(tenant: str, keys: Sequence[RecordKey], columns: Iterable[
 
 async def calls_page(tenant: str, task_ids: Sequence[uuid.UUID], at: Page) -> dict[uuid.UUID, list[LlmCall]]:
     """A page of each task's meter rows in (at, id) order; `at.after` is the id of the last row seen."""
-    q = Statement()
+    q = ReadQuery()
     where = f"tenant = {q.param(tenant)} AND {_one_of(q, 'task_id', task_ids)}"
     if at.after is not None:
         def last_at() -> str:
@@ -193,7 +193,7 @@ async def is_call_of(tenant: str, task_id: uuid.UUID, call_id: uuid.UUID) -> boo
 
 
 async def child_counts(tenant: str, parent_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, int]:
-    q = Statement()
+    q = ReadQuery()
     sql = (
         f"SELECT parent_id, COUNT(*) FROM agent_task WHERE tenant = {q.param(tenant)} "
         f"AND {q.one_of('parent_id', parent_ids)} GROUP BY parent_id"
@@ -204,7 +204,7 @@ async def child_counts(tenant: str, parent_ids: Sequence[uuid.UUID]) -> dict[uui
 async def subtree_counts(tenant: str, paths: Sequence[str]) -> dict[str, int]:
     """How many tasks lie under each path: one read of the paths under them all, counted here."""
     cover = Cover.of(paths)
-    q = Statement()
+    q = ReadQuery()
     wanted = set(paths)
     counts: dict[str, int] = dict.fromkeys(paths, 0)
     for (path,) in await q.rows(f"SELECT path FROM agent_task WHERE tenant = {q.param(tenant)} AND {_under(q, cover)}"):

@@ -85,7 +85,7 @@ def task_row_of(task: Any) -> TaskRow:
     return task if isinstance(task, TaskRow) else TaskRow(*(getattr(task, name) for name in TASK_COLUMNS))
 
 
-class Statement:
+class ReadQuery:
     """One statement for the default connection's dialect: `param` adds a value and answers its placeholder."""
 
     def __init__(self) -> None:
@@ -130,7 +130,7 @@ def _converters(model: type[Model], columns: Sequence[str], postgres: bool) -> l
     return converters
 
 
-async def read(model: type[Model], row: type[R], statement: Statement, sql: str) -> list[R]:
+async def read(model: type[Model], row: type[R], statement: ReadQuery, sql: str) -> list[R]:
     """Runs `sql`, which selects every column of `row` in order, and builds one `row` per result."""
     found = await statement.rows(sql)
     converters = _converters(model, row._fields, statement.postgres)  # type: ignore[attr-defined]
@@ -145,7 +145,7 @@ def select(columns: Sequence[str], table: str) -> str:
     return f"SELECT {listed} FROM {table}"
 
 
-async def read_tasks(statement: Statement, where: str, order: str = "") -> list[TaskRow]:
+async def read_tasks(statement: ReadQuery, where: str, order: str = "") -> list[TaskRow]:
     sql = f"{select(TASK_COLUMNS, 'agent_task')} WHERE {where}{' ORDER BY ' + order if order else ''}"
     return await read(AgentTask, TaskRow, statement, sql)
 
@@ -159,7 +159,7 @@ def line_row(columns: frozenset[str]) -> type:
 
 
 async def read_lines(
-    statement: Statement, key: str, columns: Iterable[str], where: str, order: str
+    statement: ReadQuery, key: str, columns: Iterable[str], where: str, order: str
 ) -> dict[Any, list[Any]]:
     """Lines holding the columns asked for (and `seq` and `key`), grouped by the `key` column, each group in
     `order`. Rows are made and grouped in C (map, groupby): a page of thousands of lines of one key is one run."""

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from models.errors import BadInput
 from permissions.access import ListScope
-from resolvers.read.rows import Statement
+from resolvers.read.rows import ReadQuery
 
 SEARCH_CHARS = 1000
 WORD = re.compile(r"\w+")
@@ -34,18 +34,18 @@ def _fts5(text: str) -> str:
     return " ".join(f'"{word}"' for word in WORD.findall(text))
 
 
-def _query(q: Statement, text: str) -> str:
+def _query(q: ReadQuery, text: str) -> str:
     return f"plainto_tsquery('simple', {q.param(text)})" if q.postgres else q.param(_fts5(text))
 
 
-def _words(q: Statement, tenant: str, text: str) -> str:
+def _words(q: ReadQuery, tenant: str, text: str) -> str:
     """The ids of the tasks whose about, trigger or outcome hold every word of `text` (on SQLite, of any tenant)."""
     if q.postgres:
         return f"SELECT task_id FROM task_words WHERE tenant = {q.param(tenant)} AND words @@ {_query(q, text)}"
     return f"SELECT task_id FROM task_words WHERE task_words MATCH {_query(q, text)}"
 
 
-def _sentences(q: Statement, tenant: str, text: str) -> str:
+def _sentences(q: ReadQuery, tenant: str, text: str) -> str:
     """The ids of the tenant's tasks with a line whose sentence holds every word of `text`."""
     if q.postgres:
         return f"SELECT task_id FROM trace_event WHERE tenant = {q.param(tenant)} AND search_words @@ {_query(q, text)}"
@@ -54,7 +54,7 @@ def _sentences(q: Statement, tenant: str, text: str) -> str:
     return f"SELECT task_id FROM trace_event WHERE {of_tenant} AND id IN ({lines})"
 
 
-def matches(q: Statement, scope: ListScope, text: str, asked_by: Callable[[], str], paged: bool = False) -> str:
+def matches(q: ReadQuery, scope: ListScope, text: str, asked_by: Callable[[], str], paged: bool = False) -> str:
     """The condition on `agent_task` for tasks whose words or one of whose sentences hold every word of `text`.
 
     `asked_by` makes the condition bounding the match to the trees the caller asked for, used when they
@@ -74,7 +74,7 @@ def matches(q: Statement, scope: ListScope, text: str, asked_by: Callable[[], st
     return found if scope.words == "all" else f"({found} AND {asked_by()})"
 
 
-def count_all(q: Statement, tenant: str, text: str) -> str:
+def count_all(q: ReadQuery, tenant: str, text: str) -> str:
     """On PostgreSQL, how many of the tenant's tasks match `text`, for a caller who reads words and sentences
     on all of them: the tasks whose own words match, counted from `task_words` alone, and those that match
     only by a sentence."""

@@ -18,11 +18,13 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from strawberry.utils.str_converters import to_camel_case
+
 from models.errors import BadInput, Forbidden
 from permissions.access import Access, Group, ListScope
 from resolvers.write import checks
 from resolvers.read import search
-from resolvers.read.rows import Statement, TaskRow, read_tasks
+from resolvers.read.rows import ReadQuery, TaskRow, read_tasks
 
 MAX_PAGE = 500
 MAX_LISTED = 100
@@ -66,7 +68,7 @@ class TaskPage:
     total: Callable[[], Awaitable[int]]
 
 
-def _asked_by(q: Statement, tenant: str, sub: str) -> str:
+def _asked_by(q: ReadQuery, tenant: str, sub: str) -> str:
     """The task is one `sub` asked for or lies under one: each asked-for task's subtree is one range scan of
     the path index (the paths from "path/" up to "path0", '0' following '/'). A path starts with its root's
     id, so what lies under a task of the tenant is of the tenant too. On PostgreSQL the set is taken once, as
@@ -87,15 +89,15 @@ def check(flt: TaskFilter, first: int) -> None:
     if first < 1 or first > MAX_PAGE:
         raise BadInput(f"first: ask for 1 to {MAX_PAGE} tasks, not {first}.", field="first")
     for field in (*EQUAL, "requester", "model"):
-        checks.name(f"filter.{checks.camel(field)}", getattr(flt, field))
+        checks.name(f"filter.{to_camel_case(field)}", getattr(flt, field))
     for field in ("status_in", "agent_in"):
         values = getattr(flt, field)
         if values is not None:
             if not 1 <= len(values) <= MAX_LISTED:
-                raise BadInput(f"filter.{checks.camel(field)}: give 1 to {MAX_LISTED} values, not {len(values)}.",
-                               field=f"filter.{checks.camel(field)}")
+                raise BadInput(f"filter.{to_camel_case(field)}: give 1 to {MAX_LISTED} values, not {len(values)}.",
+                               field=f"filter.{to_camel_case(field)}")
             for value in values:
-                checks.name(f"filter.{checks.camel(field)}", value)
+                checks.name(f"filter.{to_camel_case(field)}", value)
     if flt.search is not None:
         search.check(flt.search)
 
@@ -104,11 +106,11 @@ async def refuse_unreadable_filters(access: Access, flt: TaskFilter) -> None:
     """A filter on a field the caller may not read is FORBIDDEN: it would tell them what they may not read."""
     for field in WORDS_FILTERS:
         if getattr(flt, field) is not None and not await access.may_filter_on(Group.WORDS):
-            raise Forbidden(f"filter.{checks.camel(field)}: you may not read it on tasks, so you may not filter by it.",
-                                field=f"filter.{checks.camel(field)}")
+            raise Forbidden(f"filter.{to_camel_case(field)}: you may not read it on tasks, so you may not filter by it.",
+                                field=f"filter.{to_camel_case(field)}")
 
 
-def conditions(q: Statement, caller: ListScope, flt: TaskFilter, paged: bool = False) -> str:
+def conditions(q: ReadQuery, caller: ListScope, flt: TaskFilter, paged: bool = False) -> str:
     terms = [f"tenant = {q.param(caller.tenant)}"]
     if caller.asker is not None:
         terms.append(_asked_by(q, caller.tenant, caller.asker))
@@ -147,7 +149,7 @@ def _key(order: TaskOrder, row: TaskRow) -> datetime | None:
     return row.ended_at if order is TaskOrder.ENDED_AT_DESC else row.started_at
 
 
-def _past(q: Statement, order: TaskOrder, at: datetime | None, tid: uuid.UUID) -> str:
+def _past(q: ReadQuery, order: TaskOrder, at: datetime | None, tid: uuid.UUID) -> str:
     """The rows after the cursor's row in `order`."""
     if order is TaskOrder.STARTED_AT_ASC:
         return f"(started_at > {q.param(at)} OR (started_at = {q.param(at)} AND id > {q.param(tid)}))"
@@ -208,7 +210,7 @@ async def list_tasks(
         return TaskPage([], False, cursor, _zero)
 
     async def total() -> int:
-        counting = Statement()
+        counting = ReadQuery()
         if counting.postgres and _search_of_all(caller, flt):
             sql = search.count_all(counting, caller.tenant, flt.search)
         else:
@@ -216,7 +218,7 @@ async def list_tasks(
         [(n,)] = await counting.rows(sql)
         return int(n)
 
-    q = Statement()
+    q = ReadQuery()
     where = conditions(q, caller, flt, paged=True)
     if position is not None:
         where += f" AND {_past(q, order, *position)}"

@@ -17,7 +17,7 @@ from tortoise.expressions import Q
 
 from models import LlmCall
 from models.record.vocabulary import LineKind
-from resolvers.read.rows import Statement, TaskRow, read_lines, read_tasks
+from resolvers.read.rows import ReadQuery, TaskRow, read_lines, read_tasks
 
 PREFIX_LIMIT = 32
 """The most prefixes one statement matches; past it, a batch reads whole trees by root."""
@@ -74,13 +74,13 @@ class Cover:
 
 
 async def tasks_by_id(tenant: str, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, TaskRow]:
-    q = Statement()
+    q = ReadQuery()
     rows = await read_tasks(q, f"tenant = {q.param(tenant)} AND {q.one_of('id', ids)}")
     return {row.id: row for row in rows}
 
 
 async def children_of(tenant: str, parent_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[TaskRow]]:
-    q = Statement()
+    q = ReadQuery()
     rows = await read_tasks(q, f"tenant = {q.param(tenant)} AND {q.one_of('parent_id', parent_ids)}", "sequence")
     out: dict[uuid.UUID, list[TaskRow]] = defaultdict(list)
     for row in rows:
@@ -113,7 +113,7 @@ def own_id(path: str) -> uuid.UUID:
     return uuid.UUID(path.rsplit("/", 1)[-1])
 
 
-def _under(q: Statement, cover: "Cover") -> str:
+def _under(q: ReadQuery, cover: "Cover") -> str:
     """The condition for tasks under the covered paths: whole trees by root, or one prefix match each."""
     if cover.roots:
         return q.one_of("root_id", cover.roots)
@@ -123,7 +123,7 @@ def _under(q: Statement, cover: "Cover") -> str:
 async def subtrees_of(tenant: str, paths: Sequence[str]) -> dict[str, list[TaskRow]]:
     """Everything under each path: one prefix query (or one query by root, for many prefixes)."""
     cover = Cover.of(paths)
-    q = Statement()
+    q = ReadQuery()
     kids = kids_of(await read_tasks(q, f"tenant = {q.param(tenant)} AND {_under(q, cover)}"))
     return {path: depth_first(own_id(path), kids) for path in paths}
 
@@ -131,7 +131,7 @@ async def subtrees_of(tenant: str, paths: Sequence[str]) -> dict[str, list[TaskR
 async def descendants_of(tenant: str, paths: Sequence[str], deepest: int) -> list[TaskRow]:
     """Every task under the paths down to depth `deepest`: one prefix query (or one by root, for many)."""
     cover = Cover.of(paths)
-    q = Statement()
+    q = ReadQuery()
     where = f"tenant = {q.param(tenant)} AND depth <= {q.param(deepest)} AND {_under(q, cover)}"
     rows = await read_tasks(q, where, "sequence")
     if not cover.roots:
@@ -141,7 +141,7 @@ async def descendants_of(tenant: str, paths: Sequence[str], deepest: int) -> lis
 
 
 async def trees_of(tenant: str, root_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[TaskRow]]:
-    q = Statement()
+    q = ReadQuery()
     out: dict[uuid.UUID, list[TaskRow]] = defaultdict(list)
     for row in await read_tasks(q, f"tenant = {q.param(tenant)} AND {q.one_of('root_id', root_ids)}"):
         out[row.root_id].append(row)
@@ -151,17 +151,9 @@ async def trees_of(tenant: str, root_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID
 async def lines_of_tasks(
     tenant: str, task_ids: Sequence[uuid.UUID], columns: Iterable[str]
 ) -> dict[uuid.UUID, list[Any]]:
-    q = Statement()
+    q = ReadQuery()
     where = f"tenant = {q.param(tenant)} AND {q.one_of('task_id', task_ids)}"
     return await read_lines(q, "task_id", columns, where, "seq")
-
-
-async def lines_of_trees(
-    tenant: str, root_ids: Sequence[uuid.UUID], columns: Iterable[str]
-) -> dict[uuid.UUID, list[Any]]:
-    q = Statement()
-    where = f"tenant = {q.param(tenant)} AND {q.one_of('root_id', root_ids)}"
-    return await read_lines(q, "root_id", {*columns, "task_id"}, where, "seq")
 
 
 async def calls_by_id(tenant: str, call_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, LlmCall]:
@@ -190,7 +182,7 @@ METER_SUMS = "SUM(l.cost_micros), SUM(l.input_tokens), SUM(l.output_tokens), COU
 
 async def meter_by_path(tenant: str, cover: Cover) -> dict[str, Meter]:
     """The meter summed per task path under the cover: one grouped aggregate."""
-    q = Statement()
+    q = ReadQuery()
     if cover.roots:
         sql = (
             f"SELECT l.task_path, {METER_SUMS} FROM llm_call l JOIN agent_task t ON t.id = l.task_id "
@@ -272,7 +264,7 @@ class Steps:
 
 async def own_steps(tenant: str, task_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, Steps]:
     """Tool calls and turns (the agent's own model calls, not a tool's) per task, from the record."""
-    q = Statement()
+    q = ReadQuery()
     sql = (
         f"SELECT task_id, kind, COUNT(*) FROM trace_event WHERE tenant = {q.param(tenant)} "
         f"AND {q.one_of('task_id', task_ids)} "

@@ -18,12 +18,6 @@ JSON_BYTES = 1_000_000
 MAX_LONG = 2**63 - 1
 
 
-def camel(field: str) -> str:
-    """An input field's name as the schema spells it: `retain_days` is `retainDays`."""
-    head, *rest = field.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
 def uuid_of(field: str, value: str | None) -> uuid.UUID:
     try:
         return uuid.UUID(str(value))

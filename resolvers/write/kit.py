@@ -6,6 +6,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from strawberry.utils.str_converters import to_camel_case
+
 from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies, TraceEvent
 from models.policies import CAPABILITIES
 from models.task import MAX_DEPTH
@@ -64,7 +66,7 @@ async def register_agent(principal: Principal | None, data: dict[str, Any]) -> R
 
 async def define_policies(principal: Principal | None, data: dict[str, Any]) -> TenantPolicies:
     async def body(kit: Principal, conn: Any) -> TenantPolicies:
-        given = {cap: checks.names(checks.camel(cap), data.get(cap)) for cap in CAPABILITIES}
+        given = {cap: checks.names(to_camel_case(cap), data.get(cap)) for cap in CAPABILITIES}
         policies = await TenantPolicies.filter(tenant=kit.tenant).using_db(conn).select_for_update().first()
         if policies is None:
             policies = TenantPolicies(tenant=kit.tenant)

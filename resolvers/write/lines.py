@@ -51,6 +51,7 @@ class Draft:
 class Recorded:
     """Where a batch landed in its tree's chain."""
 
+    tenant: str
     task_id: uuid.UUID
     root_id: uuid.UUID
     first: int
@@ -153,7 +154,7 @@ async def price_drafts(tenant: str, timed: list[tuple[Draft, datetime]], conn: A
 async def _reload(tenant: str, rid: str) -> Recorded:
     root_id, first, last = rid.split(":")
     line = await TraceEvent.get(tenant=tenant, root_id=uuid.UUID(root_id), seq=int(last))
-    return Recorded(line.task_id, line.root_id, int(first), int(last), line.hash)
+    return Recorded(tenant, line.task_id, line.root_id, int(first), int(last), line.hash)
 
 
 def _written(row: tuple) -> LineRow:
@@ -170,7 +171,7 @@ async def lines_of(recorded: Recorded) -> list[TraceEvent | LineRow]:
     if recorded.rows:
         return [_written(row) for row in recorded.rows]
     return await TraceEvent.filter(
-        root_id=recorded.root_id, seq__gte=recorded.first, seq__lte=recorded.last
+        tenant=recorded.tenant, root_id=recorded.root_id, seq__gte=recorded.first, seq__lte=recorded.last
     ).order_by("seq")
 
 
@@ -250,6 +251,7 @@ async def record(
             if calls:
                 await insert_rows(conn, "llm_call", CALL_COLUMNS, calls)
             rows = await append_many(root, steps, conn)
-        return Recorded(task.id, root.id, steps[0].line.seq, steps[-1].line.seq, steps[-1].line.hash, tuple(rows))
+        first, last = steps[0].line, steps[-1].line
+        return Recorded(task.tenant, task.id, root.id, first.seq, last.seq, last.hash, tuple(rows))
 
     return await kit_write(principal, operation, data, body, _result_id, _reload)
