@@ -20,8 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import (
-    big, citus, export, ingest, ingest_baseline, ingest_kit, ingest_raw, otlp, otlp_raw, paging, replicas, standalone,
-    verify, verify_under_load,
+    big, citus, export, ingest, ingest_baseline, ingest_kit, ingest_raw, live, otlp, otlp_raw, paging, replicas,
+    standalone, verify, verify_under_load,
 )
 from bench.common import (
     SERVER,
@@ -37,7 +37,8 @@ from graph.app import settle_heap
 from models import AgentTask
 from resolvers.read.verify import verify_tree
 
-WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "export", "paging", "replicas", "big", "citus")
+WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "live", "export", "paging", "replicas", "big",
+             "citus")
 REPEATS = 5
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -212,6 +213,8 @@ async def run(server: str, workloads: tuple[str, ...], paging_tasks: int = 100_0
             figures.append(await verify_under_load_figure(url))
         if "otlp" in workloads:
             figures += await otlp_figures(url)
+        if "live" in workloads:
+            figures += await live.figures(url)
         if "export" in workloads:
             figures += await export_figures(url)
         if "big" in workloads:

@@ -11,6 +11,7 @@ MODULES = {
     "IdempotencyKey": "models.idempotency",
     "LlmCall": "models.llm_call",
     "ModelPrice": "models.model_price",
+    "OtlpOpenTask": "models.otlp_open_task",
     "OtlpPlacedSpan": "models.otlp_placed_span",
     "OtlpSpan": "models.otlp_span",
     "RegisteredAgent": "models.agent",

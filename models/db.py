@@ -25,6 +25,7 @@ MODEL_MODULES = [
     "models.idempotency",
     "models.llm_call",
     "models.model_price",
+    "models.otlp_open_task",
     "models.otlp_placed_span",
     "models.otlp_span",
     "models.policies",

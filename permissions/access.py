@@ -25,6 +25,7 @@ from permissions.table import (
     EVERY_READER_READS,
     HELP_OUTSIDE_WORK,
     READS,
+    RUNNING_TRACE_READERS,
     TABLE_GROUPS,
     Reader,
     groups_of,
@@ -140,6 +141,10 @@ class Access:
 
     async def reads_erasure_log(self) -> bool:
         return bool(ERASURE_LOG_READERS & await self.standing())
+
+    async def reads_running_traces(self) -> bool:
+        """Spans still waiting to be placed, never their content (SPEC 9.1)."""
+        return bool(RUNNING_TRACE_READERS & await self.standing())
 
     async def list_scope(self) -> ListScope | None:
         """Which tasks a list reads for the caller, and where a search may match; None: none at all."""

@@ -73,3 +73,17 @@ def tool(trace_id: bytes, parent: bytes, name: str = "PartsFor", **attrs: Any) -
     fields = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, "gen_ai.tool.call.id": "c1",
               "gen_ai.tool.call.arguments": {"fault": "rear brake"}, "gen_ai.tool.call.result": ["pads"], **attrs}
     return span(trace_id, f"execute_tool {name}", fields, parent=parent)
+
+
+def marker(real: Span) -> Span:
+    """The start marker Logfire sends for `real` as it starts: a span of no length whose parent is `real`, with
+    `real`'s attributes, its name, and its parent's id as hex."""
+    made = Span(
+        trace_id=real.trace_id, span_id=new_span_id(), parent_span_id=real.span_id, name=real.name,
+        start_time_unix_nano=real.start_time_unix_nano, end_time_unix_nano=real.start_time_unix_nano,
+    )
+    made.attributes.extend(real.attributes)
+    made.attributes.add(key="logfire.span_type", value=AnyValue(string_value="pending_span"))
+    made.attributes.add(key="logfire.pending_parent_id",
+                        value=AnyValue(string_value=(real.parent_span_id or bytes(8)).hex()))
+    return made

@@ -1,9 +1,11 @@
 """Nothing acknowledged is lost (SPEC 7.2), tried as exporters would: traces of agents, model calls and tools,
 some spans' parents never coming, cut into exports sent in any order and replayed, to a running `agentlog serve`
 and to a second server on the same database that is killed with SIGKILL right after it answers, both placing
-a trace of more than three spans in passes (the rest of them after the answer). Once the wait
-is over, every span acknowledged is recorded exactly once, every chain verifies, and every task, stand-ins and
-the late work of ended agents included, has ended with its own ENDED line its last."""
+a trace of more than three spans in passes (the rest of them after the answer). Some spans are announced by a start
+marker (SPEC 9.1), sent in any order with the spans, and some root agents' spans never come after their marker.
+Once the wait is over, every span acknowledged is recorded exactly once, every chain verifies, and every task,
+stand-ins, the late work of ended agents and the tasks whose end was never reported included, has ended with its
+own ENDED line its last."""
 
 from __future__ import annotations
 
@@ -18,11 +20,11 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, Phase, given, note, settings, strategies as st
 
-from models import AgentTask, LlmCall, OtlpSpan, TraceEvent
+from models import AgentTask, LlmCall, OtlpOpenTask, OtlpSpan, TraceEvent
 from models.record.vocabulary import LineKind, TaskStatus
 from permissions.tokens import issue_token
 from resolvers.read.verify import verify_tree
-from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, tool
+from tests.otlp_spans import agent, chat, export, marker, new_span_id, new_trace_id, tool
 from tests.servers import Server, start_server
 
 WAIT_S = "0.5"
@@ -30,6 +32,7 @@ PASS_SPANS = "3"
 SETTLE_S = 30
 KINDS = ("agent", "llm", "tool")
 LATE = "late work"
+NEVER_REPORTED = "Its end was never reported."
 
 
 @dataclass(frozen=True)
@@ -43,9 +46,14 @@ class Drawn:
 
 @dataclass(frozen=True)
 class Scenario:
+    """The traces; what is sent, as (trace, span, whether its marker); the exports, as indexes into `sent`; which
+    exports go to the second server; and the traces whose root agent's span never comes after its marker."""
+
     traces: list[list[Drawn]]
+    sent: list[tuple[int, int, bool]]
     exports: list[tuple[int, ...]]
     second: list[bool]
+    unreported: list[bool]
 
 
 @st.composite
@@ -58,14 +66,17 @@ def scenarios(draw) -> Scenario:
             spans.append(Drawn(draw(st.sampled_from(KINDS)), draw(st.integers(0, n - 1)),
                                draw(st.integers(0, 5)) == 0))
         traces.append(spans)
-    ids = [(t, n) for t, spans in enumerate(traces) for n in range(len(spans))]
+    marked = [[draw(st.booleans()) for _ in spans] for spans in traces]
+    unreported = [marks[0] and not spans[0].orphan and draw(st.booleans()) for spans, marks in zip(traces, marked)]
+    ids = [(t, n, True) for t, marks in enumerate(marked) for n, mark in enumerate(marks) if mark]
+    ids += [(t, n, False) for t, spans in enumerate(traces) for n in range(len(spans)) if n or not unreported[t]]
     order = draw(st.permutations(range(len(ids))))
     cuts = sorted(draw(st.sets(st.integers(1, max(1, len(ids) - 1)), max_size=3)))
     exports = [tuple(order[a:b]) for a, b in zip([0, *cuts], [*cuts, len(ids)]) if a < b]
     for _ in range(draw(st.integers(0, 2))):
         exports.insert(draw(st.integers(0, len(exports))), draw(st.sampled_from(exports)))
     second = [draw(st.booleans()) and draw(st.booleans()) for _ in exports]
-    return Scenario(traces, exports, second)
+    return Scenario(traces, ids, exports, second, unreported)
 
 
 def serve(database: str) -> Server:
@@ -85,8 +96,9 @@ def first(database) -> Iterator[Server]:
 
 
 def built(scenario: Scenario, tag: str) -> list:
-    """The protobuf spans, each named so its record can be counted: agent A{t}.{n}, model m{t}.{n}, tool t{t}.{n}."""
-    made = []
+    """The protobuf spans and markers, as `scenario.sent` lists them, each named so its record can be counted:
+    agent A{t}.{n}, model m{t}.{n}, tool t{t}.{n}."""
+    made, spans_of = [], {}
     for t, spans in enumerate(scenario.traces):
         trace_id, span_ids = new_trace_id(), [new_span_id() for _ in spans]
         for n, drawn in enumerate(spans):
@@ -99,7 +111,8 @@ def built(scenario: Scenario, tag: str) -> list:
             else:
                 made.append(tool(trace_id, parent, f"t{name}"))
             made[-1].span_id = span_ids[n]
-    return made
+            spans_of[t, n] = made[-1]
+    return [marker(spans_of[t, n]) if is_marker else spans_of[t, n] for t, n, is_marker in scenario.sent]
 
 
 async def send(server: Server, kit: str, body: bytes) -> None:
@@ -168,8 +181,13 @@ async def test_every_acknowledged_span_is_recorded_exactly_once_and_every_chain_
 
     counts = await settled(tenant, scenario, tag)
 
-    assert counts == [1] * len(spans)
+    assert counts == [1] * sum(len(trace) for trace in scenario.traces)
     assert await OtlpSpan.filter(tenant=tenant).count() == 0
+    assert await OtlpOpenTask.filter(tenant=tenant).count() == 0
+    for t, unreported in enumerate(scenario.unreported):
+        if unreported:
+            root = await AgentTask.get(tenant=tenant, agent=f"A{tag}{t}.0", depth=0)
+            assert (root.status, root.outcome) == (TaskStatus.FAILED, NEVER_REPORTED)
     for root in await AgentTask.filter(tenant=tenant, depth=0):
         assert (await verify_tree(root)).intact, root.agent
     for task in await AgentTask.filter(tenant=tenant):

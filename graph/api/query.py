@@ -9,12 +9,13 @@ from graph.types.agent_help import AgentHelp, help_view
 from graph.types.agent_task import AgentTask, task_view, task_views
 from graph.types.agent import Agent
 from graph.types.connection import AgentTaskConnection, AgentTaskEdge, PageInfo
+from graph.types.running_trace import RunningTraceConnection
 from graph.types.task_order import TaskOrder
 from graph.types.trace_check import TraceCheck
 from graph.types.viewer import Viewer
 from resolvers.read import rows_seen
 from resolvers.write import signing
-from resolvers.read import task_list
+from resolvers.read import running, task_list
 from resolvers.read.verify import verify_task
 
 
@@ -79,6 +80,12 @@ class Query:
     @strawberry.field(description="The tenant's registered agents, by name; empty without a token.")
     async def agents(self, info: Info) -> list[Agent]:
         return [Agent.of(row) for row in await rows_seen.agents(info.context.access)]
+
+    @strawberry.field(description="Work sent over OpenTelemetry whose spans wait to be placed, newest first; not "
+                                  "yet part of the record. For supervisesAgents, auditsAgents, readsAllAgentWork "
+                                  "and the kit; empty for anyone else; first is at most 100.")
+    async def running_traces(self, info: Info, first: int = 20, after: str | None = None) -> RunningTraceConnection:
+        return RunningTraceConnection.of(await running.running_traces(info.context.access, first, after), after)
 
     @strawberry.field(description="The caller, as the token says.")
     def me(self, info: Info) -> Viewer:

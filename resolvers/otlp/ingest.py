@@ -59,6 +59,8 @@ SIBLINGS = (
 LAST_TURNS = 'SELECT "task_id", MAX("turn") AS "last" FROM "llm_call" WHERE "tenant"=$1 AND "task_id" IN ({}) GROUP BY "task_id"'
 LOGGING = 'SELECT "name","logging" FROM "agent" WHERE "tenant"=$1 AND "name" IN ({})'
 ENDS = 'UPDATE "agent_task" SET "status"=$1, "ended_at"=$2 WHERE "tenant"=$3 AND "id"=$4'
+CLOSES = ('UPDATE "agent_task" SET "status"=$1, "ended_at"=$2, "outcome"=$3, "result"=$4 '
+          'WHERE "tenant"=$5 AND "id"=$6')
 
 
 def micros(at: datetime) -> int:
@@ -130,7 +132,8 @@ async def what_is_known(conn: Any, tenant: str, trace_id: str, fresh: dict[str, 
         spans[span.span_id] = span
     new = {sid: span for sid, span in fresh.items() if sid not in spans}
     for sid, span in new.items():
-        spans[sid] = KnownSpan(sid, span.parent_span_id, span.kind, received_us, span.kind == OTHER)
+        spans[sid] = KnownSpan(sid, span.parent_span_id, span.kind, None if span.marker else received_us,
+                               span.kind == OTHER)
     await with_ancestors(conn, tenant, trace_id, spans, wanted)
     return spans, new
 
@@ -195,6 +198,8 @@ class Placing:
         self.planned: list[PlannedLine] = []
         self.folded: list[KnownSpan] = []
         self.waited: list[str] = []
+        self.opening: set[str] = set()
+        self.closing: dict[str, tuple[uuid.UUID, Mapped]] = {}
 
     async def read(self, db: Pipeline, known: dict[str, Mapped], waiting: list[tuple],
                    stored: dict[str, str]) -> None:
@@ -208,7 +213,7 @@ class Placing:
         entry = self.spans.get(STAND_IN_SPAN)
         stand_in_id = uuid.UUID(entry.task_id) if entry is not None and entry.task_id else None
         existing = {t.task_id for t in found.values() if isinstance(t, UnderTask)} | (
-            {stand_in_id} if stand_in_id else set())
+            {stand_in_id} if stand_in_id else set()) | {task_id for task_id, _ in self.closing.values()}
         tasks_read = db.send(self.existing(existing))
         db.send(waiting_spans.wait(self.conn, waiting))
         texts = {**stored, **{row["span_id"]: row["body"] for row in await bodies}}
@@ -248,9 +253,10 @@ class Placing:
     def make_agent(self, sid: str) -> None:
         body = self.bodies[sid]
         f = body["fields"]
-        self.made[sid] = self.make_task(self.parent_of(self.found[sid]), f, time_of(body["start"]),
-                                        time_of(body["end"]), body["failed"], body["statusMessage"],
-                                        f.get("actor") or f["agent"], self.ids[sid])
+        end = None if sid in self.opening else time_of(body["end"])
+        self.made[sid] = self.make_task(self.parent_of(self.found[sid]), f, time_of(body["start"]), end,
+                                        body["failed"], body["statusMessage"], f.get("actor") or f["agent"],
+                                        self.ids[sid])
 
     def make_late(self) -> None:
         """Lines this pass would add to a task that has ended go to a task of their own under it, one per ended
@@ -305,6 +311,22 @@ class Placing:
         if parent is None:
             return None
         return self.bodies[parent]["fields"]["tool"] if parent in self.bodies else self.spans[parent].tool
+
+    def close(self, db: Pipeline) -> None:
+        """The tasks start markers opened whose spans came in this pass end as their spans say, the ENDED line
+        after the lines this pass adds to them."""
+        for task_id, span in self.closing.values():
+            task = self.tasks.get(task_id)
+            if task is None or task.status != TaskStatus.RUNNING:
+                continue
+            result = span.fields.get("result")
+            task.status = TaskStatus.FAILED if span.failed else TaskStatus.DONE
+            task.ended_at, task.outcome = time_of(span.end_ns), span.status_message if span.failed else None
+            task.result = None if result is None or self.withheld(task.agent) else compact_json(result)
+            db.send(self.conn.execute_query(placeholders(self.conn, CLOSES), [
+                task.status, task.ended_at, task.outcome, task.result, self.tenant, str(task.id)]))
+            self.line(task, LineKind.ENDED, task.ended_at, sentences.ended(task.status), task.result, NO_FIGURES)
+            self.ended.append(task)
 
     def store_tasks(self, db: Pipeline) -> None:
         """Sends the tasks made, and the end of the stand-in when this pass ends it."""
@@ -439,6 +461,9 @@ class Placing:
                    for sid in self.found]
         await waiting_spans.placed(self.conn, self.tenant, self.trace_id, entries + self.folded)
         await waiting_spans.no_longer_waiting(self.conn, self.tenant, self.trace_id, self.waited)
+        await waiting_spans.opened(self.conn, self.tenant, self.trace_id,
+                                   [(sid, str(self.ids[sid])) for sid in sorted(self.opening)], micros(self.now))
+        await waiting_spans.closed(self.conn, self.tenant, self.trace_id, sorted(self.closing))
 
     async def _last_turns(self, db: Pipeline) -> dict[uuid.UUID, int]:
         made = {t.id for t in self.new_tasks}
@@ -471,21 +496,26 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
     placing = None
     async with in_transaction() as conn:
         await waiting_spans.lock_trace(conn, tenant, trace_id)
+        opened = await waiting_spans.seen(conn, tenant, trace_id, received) if fresh else {}
         since_us = received if every_waiting else due_us
         spans, new = await what_is_known(conn, tenant, trace_id, fresh, received, since_us)
+        closing = {sid: (uuid.UUID(opened[sid]), span) for sid, span in fresh.items()
+                   if sid in opened and not span.marker}
         found = targets(spans, due_us)
         if found or any(span.kind == OTHER for span in new.values()):
             found = await with_waiting_below(conn, tenant, trace_id, spans, found, new, due_us)
         cut = passes(spans, found, settings.otlp_pass_spans())
         first = {sid: found[sid] for sid in cut[0]} if cut else {}
         waiting = {sid: waiting_row(tenant, span, received) for sid, span in new.items()
-                   if sid not in first and span.kind != OTHER}
+                   if sid not in first and span.kind != OTHER and not span.marker}
         folded = [KnownSpan(sid, span.parent_span_id, OTHER, None, True) for sid, span in new.items()
                   if span.kind == OTHER]
-        if first:
+        if first or closing:
             placing = Placing(tenant, trace_id, conn, spans, first, now)
             placing.waited = [sid for sid in first if sid not in new]
             placing.folded = folded
+            placing.opening = {sid for sid in first if sid in new and new[sid].marker}
+            placing.closing = closing
             known = {**KEPT.of(tenant, trace_id, placing.waited), **fresh}
             await _place(conn, placing, list(waiting.values()), known, {})
         else:
@@ -495,7 +525,7 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
     if placing is None:
         return 0
     await _placed(placing, told)
-    if len(cut) == 1:
+    if len(cut) <= 1:
         return len(first)
     rest = functools.partial(place_passes, tenant, trace_id, now, wait_s, cut[1:])
     if later is not None:
@@ -555,6 +585,7 @@ async def _place(conn: Any, placing: Placing, waiting: list[tuple], known: dict[
             placing.make_agent(sid)
             if n % BREATHE_EVERY == 0:
                 await db.breathe()
+        placing.close(db)
         placing.store_tasks(db)
         priced = []
         for n, sid in enumerate(found, 1):
@@ -581,7 +612,8 @@ async def store(tenant: str, trace_id: str, spans: dict[str, Mapped], now: datet
         await waiting_spans.lock_trace(conn, tenant, trace_id)
         taken = {s.span_id for s in await waiting_spans.known(conn, tenant, trace_id, sorted(spans))}
         new = [span for span_id, span in spans.items() if span_id not in taken]
-        await waiting_spans.wait(conn, [waiting_row(tenant, span, received) for span in new if span.kind != OTHER])
+        await waiting_spans.wait(conn, [waiting_row(tenant, span, received) for span in new
+                                        if span.kind != OTHER and not span.marker])
         await waiting_spans.placed(conn, tenant, trace_id, [KnownSpan(s.span_id, s.parent_span_id, OTHER, None, True)
                                                          for s in new if s.kind == OTHER])
 
@@ -596,7 +628,11 @@ async def take_export(tenant: str, request: Any, now: datetime | None = None) ->
     when = now or datetime.now(timezone.utc)
     traces: dict[str, dict[str, Mapped]] = {}
     for span in mapped:
-        traces.setdefault(span.trace_id, {}).setdefault(span.span_id, span)
+        if span.marker and span.kind in (LLM, TOOL):
+            continue
+        spans = traces.setdefault(span.trace_id, {})
+        if span.span_id not in spans or spans[span.span_id].marker:
+            spans[span.span_id] = span
     told: list[tuple[str, Task]] = []
     later: list[Later] = []
     for trace_id in sorted(traces):

@@ -80,6 +80,11 @@ STATUS_ERROR = 2
 UNKNOWN = "unknown"
 # The OpenAI Agents SDK, through OpenInference, traces a handoff as a TOOL span of this name that names no tool.
 HANDOFF = re.compile(r"handoff to (?P<agent>.+)")
+# A start marker, as Logfire sends one when a span starts: a span of no length whose parent is the real span,
+# carrying the real span's attributes and, as hex, the real span's parent (all zeros for a root).
+SPAN_TYPE, PENDING, PENDING_PARENT = "logfire.span_type", "pending_span", "logfire.pending_parent_id"
+NO_SPAN = "0" * 16
+SPAN_ID = re.compile(r"[0-9a-f]{16}")
 
 
 class Hostile(ValueError):
@@ -101,6 +106,7 @@ class Mapped:
     status_message: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
     drafts: tuple[lines.Draft, ...] = ()
+    marker: bool = False
 
     def body(self) -> dict[str, Any]:
         return {"name": self.name, "start": self.start_ns, "end": self.end_ns, "failed": self.failed,
@@ -249,7 +255,9 @@ def map_span(resource_attrs: dict[str, Any], span: Any) -> Mapped:
         start_ns=span.start_time_unix_nano, end_ns=max(span.end_time_unix_nano, span.start_time_unix_nano),
         failed=span.status.code == STATUS_ERROR, status_message=span.status.message or None,
     )
-    if kind == OTHER:
+    if attrs.get(SPAN_TYPE) == PENDING:
+        _as_marker(mapped, attrs)
+    if kind == OTHER or (mapped.marker and kind != AGENT):
         return mapped
     for name in FIELDS_BY_KIND[kind]:
         value = _first(attrs, ATTRIBUTES[name])
@@ -264,6 +272,17 @@ def map_span(resource_attrs: dict[str, Any], span: Any) -> Mapped:
         mapped.fields[name] = value
     _complete(mapped, attrs, span, resource_attrs)
     return mapped
+
+
+def _as_marker(mapped: Mapped, attrs: dict[str, Any]) -> None:
+    """A start marker stands for its real span: it takes that span's id and parent, and has not ended."""
+    if mapped.parent_span_id is None:
+        raise BadInput("a start marker's parent is the span it announces; this one has none.", field="parentSpanId")
+    parent = str(attrs.get(PENDING_PARENT) or NO_SPAN).lower()
+    if not SPAN_ID.fullmatch(parent):
+        raise BadInput(f"{PENDING_PARENT} is no span id (16 hex digits).", field=PENDING_PARENT)
+    mapped.span_id, mapped.parent_span_id = mapped.parent_span_id, None if parent == NO_SPAN else parent
+    mapped.end_ns, mapped.failed, mapped.status_message, mapped.marker = mapped.start_ns, False, None, True
 
 
 def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: dict[str, Any]) -> None:

@@ -194,3 +194,46 @@ async def no_longer_waiting(conn: Any, tenant: str, trace_id: str, span_ids: lis
 async def stand_in(conn: Any, tenant: str, trace_id: str, task_id: str | None) -> None:
     """The trace's running stand-in from now on; None once it has ended."""
     await conn.execute_query(placeholders(conn, STAND_IN), [tenant, trace_id, STAND_IN_SPAN, task_id])
+
+
+OPEN_COLUMNS = ("tenant", "trace_id", "span_id", "task_id", "seen_us")
+OPEN_IN_TRACE = 'SELECT "span_id","task_id" FROM "otlp_open_task" WHERE "tenant"=$1 AND "trace_id"=$2'
+SEEN = 'UPDATE "otlp_open_task" SET "seen_us"=$1 WHERE "tenant"=$2 AND "trace_id"=$3'
+QUIET = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_open_task" WHERE "seen_us"<=$1'
+QUIET_IN_TRACE = ('SELECT "span_id","task_id" FROM "otlp_open_task" WHERE "tenant"=$1 AND "trace_id"=$2 '
+                  'AND "seen_us"<=$3')
+CLOSED = 'DELETE FROM "otlp_open_task" WHERE "tenant"=$1 AND "trace_id"=$2 AND "span_id" IN ({})'
+
+
+async def seen(conn: Any, tenant: str, trace_id: str, received_us: int) -> dict[str, str]:
+    """A span of the trace was received now: the tasks start markers opened in it wait on. Returns them, by the
+    span id whose end they wait for."""
+    rows = await conn.execute_query_dict(placeholders(conn, OPEN_IN_TRACE), [tenant, trace_id])
+    if rows:
+        await conn.execute_query(placeholders(conn, SEEN), [received_us, tenant, trace_id])
+    return {row["span_id"]: str(row["task_id"]) for row in rows}
+
+
+async def opened(conn: Any, tenant: str, trace_id: str, tasks: list[tuple[str, str]], seen_us: int) -> None:
+    """Tasks opened by start markers, as (span id, task id)."""
+    if tasks:
+        rows = [(tenant, trace_id, span_id, task_id, seen_us) for span_id, task_id in tasks]
+        await insert_rows(conn, "otlp_open_task", OPEN_COLUMNS, rows)
+
+
+async def closed(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> None:
+    """Opened tasks that have ended: their span came, or the sweep ended them."""
+    if span_ids:
+        marks = ",".join(f"${i}" for i in range(3, len(span_ids) + 3))
+        await conn.execute_query(placeholders(conn, CLOSED.format(marks)), [tenant, trace_id, *span_ids])
+
+
+async def quiet_traces(conn: Any, since_us: int) -> list[tuple[str, str]]:
+    """Traces with an opened task and no span received since `since_us`."""
+    rows = await conn.execute_query_dict(placeholders(conn, QUIET), [since_us])
+    return [(row["tenant"], row["trace_id"]) for row in rows]
+
+
+async def quiet_in_trace(conn: Any, tenant: str, trace_id: str, since_us: int) -> dict[str, str]:
+    rows = await conn.execute_query_dict(placeholders(conn, QUIET_IN_TRACE), [tenant, trace_id, since_us])
+    return {row["span_id"]: str(row["task_id"]) for row in rows}

@@ -1,5 +1,6 @@
 """The sweep: spans that have waited `AGENTLOG_OTLP_WAIT_S` for an agent parent are placed under their trace's
-stand-in; on start, every span still waiting is tried, so nothing acknowledged before a crash stays unplaced."""
+stand-in; on start, every span still waiting is tried, so nothing acknowledged before a crash stays unplaced. Then
+tasks start markers opened whose trace has had no span as long are ended (`unreported`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tortoise.connection import get_connection
 from resolvers import settings
 from resolvers.otlp import store as waiting_spans
 from resolvers.otlp.ingest import micros, place_trace
+from resolvers.otlp.unreported import end_unreported
 
 log = logging.getLogger("agentlog.otlp")
 
@@ -31,7 +33,14 @@ async def sweep(now: datetime | None = None, everything: bool = False) -> int:
             await place_trace(tenant, trace_id, when, wait_s, every_waiting=everything)
         except Exception:
             log.exception("could not place trace %s yet; it stays stored and is tried again", trace_id)
-    return len(traces)
+    quiet_us = micros(when) - int(wait_s * 1_000_000)
+    quiet = await waiting_spans.quiet_traces(get_connection("default"), quiet_us)
+    for tenant, trace_id in quiet:
+        try:
+            await end_unreported(tenant, trace_id, when, quiet_us)
+        except Exception:
+            log.exception("could not end the unreported tasks of trace %s yet; they are tried again", trace_id)
+    return len(traces) + len(quiet)
 
 
 @asynccontextmanager
