@@ -21,8 +21,8 @@ def _access(info: Info) -> Access:
 @strawberry.type
 class AnswerMutation:
     @strawberry.mutation(
-        description=f"A person's verdict on a task that has ended: a REVIEWED line after its ENDED line, naming them "
-        "by the identity in their token. {REVIEWERS}"
+        description="A person's verdict on a task that has ended: a REVIEWED line after its ENDED line, naming them "
+        f"by the identity in their token. {REVIEWERS}"
     )
     async def review_task(self, info: Info, input: ReviewInput) -> Review | None:
         return Review.of(await reviews.review_task(_access(info), plain(input)))
