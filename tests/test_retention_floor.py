@@ -3,6 +3,8 @@ default) unless it says why it may keep them for less, and what it says is kept 
 
 from __future__ import annotations
 
+from agentlog_kit import AsyncKit
+from tests.kit_reads import LiveShop
 from tests.shop import Shop
 
 POLICIES = ("mutation($input: PoliciesInput!) { definePolicies(input: $input) "
@@ -48,3 +50,14 @@ async def test_the_floor_is_a_setting(client, monkeypatch):
 
     assert kept["definePolicies"]["retainDays"] == 30
     assert refused["extensions"] == {"code": "BAD_INPUT", "field": "input.retainDays"}
+
+
+
+async def test_the_kit_gives_a_basis_and_the_roles_that_hold(client, servers):
+    shop = LiveShop(servers[0])
+    async with AsyncKit(shop.url, shop.kit) as kit:
+        await kit.define_policies(retain_days=30, retention_basis=BASIS, holds_records=["Counsel"])
+
+    policies = await client.ok(POLICIES.replace("auditsAgents", "holdsRecords"), {"input": {}}, shop.kit)
+
+    assert policies["definePolicies"] == {"retainDays": 30, "retentionBasis": BASIS, "holdsRecords": ["Counsel"]}
