@@ -104,13 +104,13 @@ async def test_only_a_person_with_a_holds_records_role_holds_and_releases(client
     assert await shop.read(task, shop.noor, "chainLength hold { reason }") == {**before, "hold": None}
 
 
-async def test_holding_twice_and_releasing_what_is_not_held_are_conflicts(client):
+async def test_running_work_is_held_and_holding_twice_or_releasing_what_is_not_held_are_conflicts(client):
     shop, task = await held_shop(client)
-    sub = (await shop.start())["id"]
+    running = (await shop.start())["id"]
 
     not_held = await client.error(RELEASE, {"input": {"task": task, "reason": "Done."}}, carla(shop))
-    await client.ok(HOLD, {"input": {"task": sub, "reason": COMPLAINT}}, carla(shop))
-    twice = await client.error(HOLD, {"input": {"task": sub, "reason": COMPLAINT}}, carla(shop))
+    await client.ok(HOLD, {"input": {"task": running, "reason": COMPLAINT}}, carla(shop))
+    twice = await client.error(HOLD, {"input": {"task": running, "reason": COMPLAINT}}, carla(shop))
     empty = await client.error(HOLD, {"input": {"task": task, "reason": " "}}, carla(shop))
 
     assert not_held["extensions"] == {"code": "CONFLICT", "field": "input.task"}

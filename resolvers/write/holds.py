@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tortoise.exceptions import DoesNotExist
+
 from models import AgentTask, WorkHold
-from models.errors import Conflict, Forbidden
+from models.errors import Conflict, Forbidden, NotFound
 from models.line_columns import FIGURES
 from models.record.vocabulary import LineKind
 from permissions.access import Access
@@ -51,7 +53,10 @@ async def change_hold(by: Principal, operation: str, data: dict[str, Any], holdi
 
     async def body(by: Principal, conn: Any) -> AgentTask:
         task = await task_of(by.tenant, "task", data.get("task"), conn)
-        root = await lock_tree(task.root_id, by.tenant, conn)
+        try:
+            root = await lock_tree(task.root_id, by.tenant, conn)
+        except DoesNotExist as exc:
+            raise NotFound(f"task: no task {task.id}.", field="task") from exc
         hold = await WorkHold.filter(root_id=root.id, tenant=root.tenant).using_db(conn).first()
         at, person = now(), {"id": by.sub, "name": by.name}
         if holding:

@@ -11,6 +11,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from tortoise.exceptions import DoesNotExist
+
 from models import AgentTask, Review
 from models.line_columns import FIGURES
 from models.errors import BadInput, Forbidden, NotFound, WorkRunning
@@ -59,9 +61,14 @@ async def review_task(access: Access, data: dict[str, Any]) -> Review:
 async def add_review(task: AgentTask, verdict: str, score: float | None, note: str | None, by: Principal,
                      evaluator: str | None, conn: Any) -> Review:
     """The REVIEWED line and the review row, under the tree's lock; the task must have ended."""
-    root = await lock_tree(task.root_id, task.tenant, conn)
-    status = (await AgentTask.filter(id=task.id, tenant=task.tenant).using_db(conn).values_list("status", flat=True))[0]
-    if status == TaskStatus.RUNNING:
+    try:
+        root = await lock_tree(task.root_id, task.tenant, conn)
+    except DoesNotExist as exc:
+        raise NotFound(f"task: no task {task.id}.", field="task") from exc
+    status = await AgentTask.filter(id=task.id, tenant=task.tenant).using_db(conn).values_list("status", flat=True)
+    if not status:
+        raise NotFound(f"task: no task {task.id}.", field="task")
+    if status[0] == TaskStatus.RUNNING:
         raise WorkRunning(f"task: task {task.id} is still running; review it once it has ended.", field="task")
     at = now()
     person = {"id": by.sub, "name": by.name}
