@@ -4,6 +4,7 @@ follows the task's ENDED line, names her by the identity in her token, and the c
 from __future__ import annotations
 
 from tests.shop import Shop
+from tests.test_provider_tokens import provider  # noqa: F401  the workshop's identity provider
 
 REVIEW = ("mutation($input: ReviewInput!) { reviewTask(input: $input) "
           "{ by { id name } verdict score note evaluator at } }")
@@ -124,3 +125,14 @@ async def test_reviews_are_read_with_the_tasks_sentences(client):
 
     assert accountant == {"reviews": [], "reviewCount": 1}
     assert manager["reviews"][0]["verdict"] == "APPROVED"
+
+
+async def test_an_auditor_signed_in_through_the_provider_is_named_as_the_provider_names_her(client, provider):
+    shop, task = await shop_with_estimate(client)
+    token = provider.token(sub="00u7ana-okta", tenant=shop.tenant, name="Ana Auditor", roles=["Auditor"])
+
+    review = await client.ok(REVIEW, {"input": {"task": task, "verdict": "APPROVED"}}, token)
+
+    assert review["reviewTask"]["by"] == {"id": "00u7ana-okta", "name": "Ana Auditor"}
+    record = await shop.read(task, shop.noor, RECORD)
+    assert record["record"][-1]["summary"] == "Ana Auditor (00u7ana-okta) approved this work."
