@@ -14,10 +14,12 @@ MODULES = {
     "OtlpOpenTask": "models.otlp_open_task",
     "OtlpPlacedSpan": "models.otlp_placed_span",
     "OtlpSpan": "models.otlp_span",
+    "Review": "models.review",
     "RegisteredAgent": "models.agent",
     "SignedCheckpoint": "models.checkpoint",
     "TenantPolicies": "models.policies",
     "TraceEvent": "models.trace_event",
+    "WorkHold": "models.hold",
 }
 
 __all__ = sorted(MODULES)

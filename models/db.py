@@ -22,6 +22,7 @@ MODEL_MODULES = [
     "models.checkpoint",
     "models.erasure",
     "models.help",
+    "models.hold",
     "models.idempotency",
     "models.llm_call",
     "models.model_price",
@@ -29,6 +30,7 @@ MODEL_MODULES = [
     "models.otlp_placed_span",
     "models.otlp_span",
     "models.policies",
+    "models.review",
     "models.task",
     "models.trace_event",
 ]

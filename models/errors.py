@@ -5,10 +5,11 @@
 class AgentlogError(Exception):
     code = "INTERNAL"
 
-    def __init__(self, message: str, field: str | None = None) -> None:
+    def __init__(self, message: str, field: str | None = None, reason: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
+        self.reason = reason
 
 
 class Unauthenticated(AgentlogError):
@@ -16,6 +17,8 @@ class Unauthenticated(AgentlogError):
 
 
 class Forbidden(AgentlogError):
+    """Refused to this caller; `reason` (`extensions.reason`) says why when the caller alone is not why: `HELD`."""
+
     code = "FORBIDDEN"
 
 

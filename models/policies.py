@@ -23,6 +23,8 @@ class TenantPolicies(Model):
     reads_all_agent_work = fields.JSONField(default=list)
     erases_agent_records = fields.JSONField(default=list)
     retain_days = fields.IntField(null=True)
+    retention_basis = fields.TextField(null=True)
+    holds_records = fields.JSONField(default=list)
 
     class Meta:
         table = "policies"
@@ -39,3 +41,9 @@ async def capability_roles(tenant: str) -> dict[str, list[str]] | None:
         return None
     fields_map = TenantPolicies._meta.fields_map
     return {cap: fields_map[cap].to_python_value(rows[0][i]) or [] for i, cap in enumerate(CAPABILITIES)}
+
+
+async def hold_roles(tenant: str) -> list[str]:
+    """The roles named by `holdsRecords`: who may hold work. Not a reader of anything, so not a capability."""
+    roles = await TenantPolicies.filter(tenant=tenant).values_list("holds_records", flat=True)
+    return list(roles[0] or []) if roles else []

@@ -15,7 +15,7 @@ from enum import Enum
 from functools import cache, lru_cache
 
 from models import AgentHelp, AgentTask, RegisteredAgent
-from models.policies import CAPABILITIES, capability_roles
+from models.policies import CAPABILITIES, capability_roles, hold_roles
 from permissions.groups import Group
 from permissions.principal import Principal
 from permissions.table import (
@@ -138,6 +138,11 @@ class Access:
     async def erases(self) -> bool:
         """Whether the caller, a person, may erase: checked before any id is looked up."""
         return self.is_person() and bool(ERASERS & await self.standing())
+
+    async def holds(self) -> bool:
+        """Whether the caller, a person, holds a role `holdsRecords` names: checked before any id is looked up."""
+        p = self.principal
+        return self.is_person() and bool(p.roles & set(await hold_roles(p.tenant)))
 
     async def reads_erasure_log(self) -> bool:
         return bool(ERASURE_LOG_READERS & await self.standing())

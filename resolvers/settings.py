@@ -143,6 +143,10 @@ class Settings(BaseSettings):
     retention_sweep_s: int = setting(
         3600, "seconds between two sweeps that forget work past its tenant's `retainDays`", ge=1
     )
+    retention_floor_days: int = setting(
+        183, "the fewest days `definePolicies` sets `retainDays` to without a `retentionBasis` (six months: the EU "
+        "AI Act's Articles 19 and 26(6))", ge=0
+    )
     gc_young: int = setting(
         20_000,
         "objects a server process allocates between two collections of Python's youngest generation (Python's "
@@ -342,6 +346,10 @@ def idempotency_days() -> int:
 
 def retention_sweep_s() -> int:
     return current().retention_sweep_s
+
+
+def retention_floor_days() -> int:
+    return current().retention_floor_days
 
 
 def max_body_bytes() -> int:

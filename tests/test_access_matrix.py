@@ -87,7 +87,9 @@ def help_query(group: Group) -> str:
 
 
 def as_read_by(full: dict, fields: list[str], group: Group, allowed: frozenset[Group]) -> dict:
-    return {k: (v if k not in fields or group in allowed else None) for k, v in full.items()}
+    """What a reader sees of `full`: a field of a group they may not read is null, and a list of one empty."""
+    return {k: (v if k not in fields or group in allowed else [] if isinstance(v, list) else None)
+            for k, v in full.items()}
 
 
 def content_access(full: str, allowed: frozenset[Group]) -> str:
@@ -111,6 +113,12 @@ def expected_task(full: dict | None, group: Group, allowed: frozenset[Group]) ->
         if "contentAccess" in line:
             line["contentAccess"] = content_access(line["contentAccess"], allowed)
     return task
+
+
+POLICIES = "mutation($input: PoliciesInput!) { definePolicies(input: $input) { holdsRecords } }"
+REVIEW = "mutation($input: ReviewInput!) { reviewTask(input: $input) { verdict } }"
+HOLD = "mutation($input: HoldInput!) { holdWork(input: $input) { __typename } }"
+RELEASE = "mutation($input: HoldInput!) { releaseHold(input: $input) { __typename } }"
 
 
 @dataclass
@@ -144,6 +152,11 @@ async def run_the_shop(shop: Shop) -> World:
     await shop.write("sendBack", {"help": help, "answer": "Rim.", "by": {"id": "noor", "name": "Noor"}})
     await shop.end(sub, outcome="Pads and a cable.", result={"parts": ["brake pads", "cable"]})
     await shop.end(root, outcome="Estimated one hour.", result={"hours": 1})
+    await shop.client.ok(POLICIES, {"input": {"holdsRecords": ["Counsel"]}}, shop.kit)
+    for task, verdict in ((root, "APPROVED"), (sub, "NOTED")):
+        await shop.client.ok(REVIEW, {"input": {"task": task, "verdict": verdict, "score": 0.5, "note": "Checked."}},
+                             shop.noor)
+    await shop.client.ok(HOLD, {"input": {"task": root, "reason": "A complaint is open."}}, shop.person("carla", "Counsel"))
     outside = (await shop.write("askForHelp", {"question": "Open on Sunday?", "askedOf": {"id": "olga"}}))["id"]
     await shop.write("sendBack", {"help": outside, "answer": "No.", "by": {"id": "olga", "name": "Olga"}})
     everything = shop.person("eve", *ROLES.values())
@@ -333,3 +346,45 @@ async def test_a_requester_of_sub_tasks_in_many_trees_lists_only_those_and_no_pa
 
     assert sorted(e["node"]["id"] for e in page["edges"]) == sorted(theirs)
     assert page["pageInfo"]["hasNextPage"] is False
+
+
+async def refused_or_done(shop: Shop, query: str, input: dict, token: str | None) -> str:
+    body = await shop.client.post(query, {"input": input}, token)
+    return body["errors"][0]["extensions"]["code"] if body.get("errors") else "DONE"
+
+
+@pytest.mark.parametrize("label", READERS)
+async def test_a_reader_reviews_a_task_exactly_when_they_are_a_person_who_reads_its_sentences(client, label):
+    reader, token = READERS[label]
+    shop = Shop(client)
+    await shop.setup()
+    task = await shop.estimate()
+    allowed = groups_for(reader)
+
+    done = await refused_or_done(shop, REVIEW, {"task": task, "verdict": "APPROVED"}, token(shop))
+    reviews = (await shop.read(task, shop.noor, "reviews { by { id } }"))["reviews"]
+
+    expected = ("DONE" if Group.SENTENCES in allowed and reader is not Reader.KIT
+                else "UNAUTHENTICATED" if label == "no token"
+                else "FORBIDDEN" if allowed else "NOT_FOUND")
+    assert done == expected
+    assert len(reviews) == (1 if expected == "DONE" else 0)
+
+
+@pytest.mark.parametrize("label", [*READERS, "holdsRecords"])
+async def test_only_a_person_holding_a_role_holds_records_names_holds_and_releases_a_tree(client, label):
+    shop = Shop(client)
+    await shop.setup()
+    await shop.client.ok(POLICIES, {"input": {"holdsRecords": ["Counsel"]}}, shop.kit)
+    task = await shop.estimate()
+    token = shop.person("carla", "Counsel") if label == "holdsRecords" else READERS[label][1](shop)
+    input = {"task": task, "reason": "A complaint is open."}
+
+    held = await refused_or_done(shop, HOLD, input, token)
+    hold = (await shop.read(task, shop.noor, "hold { by { id } }"))["hold"]
+    released = await refused_or_done(shop, RELEASE, input, token) if held == "DONE" else None
+
+    expected = "DONE" if label == "holdsRecords" else "UNAUTHENTICATED" if label == "no token" else "FORBIDDEN"
+    assert held == expected
+    assert hold == ({"by": {"id": "carla"}} if expected == "DONE" else None)
+    assert released in (None, "DONE")

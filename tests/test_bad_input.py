@@ -12,7 +12,7 @@ from models import AgentHelp, AgentTask, LlmCall, TraceEvent
 from permissions.tokens import issue_token
 from resolvers.write.checks import JSON_BYTES, LINE_CHARS
 from tests.shop import Shop
-from tests.test_every_mutation_guarded import ERASURES, SCHEMA
+from tests.test_every_mutation_guarded import ERASURES, HOLDS, REVIEWS, SCHEMA
 
 CALL = "mutation($input: ModelCallInput!) { recordModelCall(input: $input) { seq } }"
 START = "mutation($input: StartTaskInput!) { startTask(input: $input) { id } }"
@@ -20,6 +20,9 @@ END = "mutation($input: EndTaskInput!) { endTask(input: $input) { id } }"
 TOOL = "mutation($input: ToolCallInput!) { recordToolCall(input: $input) { seq } }"
 ASK = "mutation($input: AskForHelpInput!) { askForHelp(input: $input) { id } }"
 ANSWER = "mutation($input: SendBackInput!) { sendBack(input: $input) { id } }"
+REVIEW = "mutation($input: ReviewInput!) { reviewTask(input: $input) { verdict } }"
+HOLD = "mutation($input: HoldInput!) { holdWork(input: $input) { id } }"
+RELEASE = "mutation($input: HoldInput!) { releaseHold(input: $input) { id } }"
 
 
 async def running(client) -> tuple[Shop, str]:
@@ -162,6 +165,11 @@ BAD_INPUTS = {
     "anonymising without a reason": (ANONYMISE, lambda task: {"task": task, "why": ""}, "why"),
     "forgetting no id": (FORGET, lambda task: {"task": {"id": task}}, "task"),
     "erasing help without a reason": (ERASE_HELP, lambda task: {"help": str(uuid.uuid4()), "why": ""}, "why"),
+    "review's note too long": (REVIEW, lambda task: {"input": {"task": task, "verdict": "NOTED",
+                                                                "note": "n" * (LINE_CHARS + 1)}}, "input.note"),
+    "review of no task id": (REVIEW, lambda task: {"input": {"task": "nope", "verdict": "NOTED"}}, "input.task"),
+    "hold without a reason": (HOLD, lambda task: {"input": {"task": task, "reason": ""}}, "input.reason"),
+    "release without a reason": (RELEASE, lambda task: {"input": {"task": task, "reason": " "}}, "input.reason"),
     "written into the document": ('mutation { startTask(input: {agent: "Estimator", skill: "X", actor: {id: 5}}) { id } }',
                                   lambda task: None, "input.actor.id"),
     "a line written into the document": (
@@ -192,7 +200,11 @@ async def posted_error(client, query: str, variables: dict | None, token: str) -
 @pytest.mark.parametrize("query, variables, field", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
 async def test_bad_input_names_the_path_of_the_argument_at_fault(client, query, variables, field):
     shop, task = await running(client)
-    token = shop.person("pia", "Privacy") if mutation_of(query) in ERASURES else shop.kit
+    await client.ok("mutation { definePolicies(input: {holdsRecords: [\"Counsel\"]}) { holdsRecords } }",
+                    token=shop.kit)
+    tokens = {**dict.fromkeys(ERASURES, shop.person("pia", "Privacy")), **dict.fromkeys(REVIEWS, shop.noor),
+              **dict.fromkeys(HOLDS, shop.person("carla", "Counsel"))}
+    token = tokens.get(mutation_of(query), shop.kit)
     if query in (ERASE, ANONYMISE):
         await shop.end(task)
     before = await footprint(shop)

@@ -62,7 +62,13 @@ def test_the_vectors_form_one_intact_chain():
     assert lines[0].prev_hash == GENESIS
     assert all(b.prev_hash == a.hash for a, b in zip(lines, lines[1:]))
     check = check_chain(lines, VECTORS["head"]["chainLength"], VECTORS["head"]["chainHead"])
-    assert check.intact and check.lines == 3 and check.broken_at is None
+    assert check.intact and check.lines == len(VECTORS["lines"]) == 7 and check.broken_at is None
+
+
+def test_the_vectors_hold_a_line_of_each_kind_that_follows_the_ended_line():
+    kinds = [vec["input"]["kind"] for vec in VECTORS["lines"]]
+
+    assert kinds[kinds.index("ENDED") + 1:] == ["REVIEWED", "HELD", "RELEASED"]
 
 
 def test_at_is_written_with_six_fraction_digits_and_z():
@@ -95,13 +101,14 @@ def _export(lines: list[dict]) -> list[bytes]:
     return [orjson.dumps(header), *(orjson.dumps(line) for line in lines)]
 
 
-def _both_ways(change: dict) -> tuple[tuple, tuple]:
-    """The same change made to the vectors' second line, checked as server lines and as an export."""
+def _both_ways(change: dict, at: int = 1) -> tuple[tuple, tuple]:
+    """The same change made to the vectors' line at index `at` (the second unless told), checked as server lines
+    and as an export."""
     exported = [_exported(vec["input"], vec["expected"]) for vec in VECTORS["lines"]]
-    exported[1].update(change)
+    exported[at].update(change)
     lines = [_line(vec["input"], vec["expected"]) for vec in VECTORS["lines"]]
-    changed = _line({**VECTORS["lines"][1]["input"], **change}, {**VECTORS["lines"][1]["expected"], **change})
-    lines[1] = changed
+    changed = _line({**VECTORS["lines"][at]["input"], **change}, {**VECTORS["lines"][at]["expected"], **change})
+    lines[at] = changed
     online = check_chain(lines, VECTORS["head"]["chainLength"], VECTORS["head"]["chainHead"], lines[0].task)
     offline = check_export(_export(exported))
     return (online.broken_at, online.reason), (offline.seq, offline.reason)
@@ -110,7 +117,7 @@ def _both_ways(change: dict) -> tuple[tuple, tuple]:
 def test_the_vectors_verify_as_an_export_too():
     verdict = check_export(_export([_exported(vec["input"], vec["expected"]) for vec in VECTORS["lines"]]))
 
-    assert (verdict.intact, verdict.lines, verdict.reason) == (True, 3, None)
+    assert (verdict.intact, verdict.lines, verdict.reason) == (True, 7, None)
 
 
 @pytest.mark.parametrize("change, expected", [
@@ -127,3 +134,23 @@ def test_a_change_to_a_vector_gives_the_same_reason_online_and_offline(change, e
     online, offline = _both_ways(change)
 
     assert online == offline == expected
+
+
+AFTER_ENDED = {vec["input"]["kind"]: at for at, vec in enumerate(VECTORS["lines"]) if at > 3}
+
+
+@pytest.mark.parametrize("kind", sorted(AFTER_ENDED))
+@pytest.mark.parametrize("change, reason", [
+    ({"summary": "Ana Auditor (ana) rejected this work."}, "SUMMARY_HASH"),
+    ({"payload": "{}"}, "PAYLOAD_HASH"),
+    ({"kind": "ERASED"}, "LINE_HASH"),
+    ({"at": "2026-11-30T09:14:00.000000Z"}, "LINE_HASH"),
+    ({"prevHash": "0" * 64}, "LINK"),
+    ({"seq": 9}, "SEQUENCE"),
+], ids=["sentence", "content", "kind", "time", "link", "sequence"])
+def test_a_change_to_a_reviewed_held_or_released_line_gives_the_same_reason_online_and_offline(kind, change, reason):
+    at = AFTER_ENDED[kind]
+
+    online, offline = _both_ways(change, at)
+
+    assert online == offline == (at + 1, reason)

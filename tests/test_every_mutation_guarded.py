@@ -12,6 +12,7 @@ from typing import Any
 import graphql
 import pytest
 
+from graph.api.mutations.answer import HOLDERS, REVIEWERS
 from graph.api.mutations.erasure import REQUIRES
 from graph.api.schema import build_schema
 from permissions.tokens import issue_token
@@ -29,12 +30,18 @@ def who_may_call(name: str) -> str:
         return "kit"
     if REQUIRES in description:
         return "eraser"
-    raise AssertionError(f"{name}: its description says neither {KIT_ONLY!r} nor {REQUIRES!r}")
+    if HOLDERS in description:
+        return "holder"
+    if REVIEWERS in description:
+        return "reviewer"
+    raise AssertionError(f"{name}: its description says none of {KIT_ONLY!r}, {REQUIRES!r}, {HOLDERS!r}, {REVIEWERS!r}")
 
 
 MUTATIONS = sorted(SCHEMA.mutation_type.fields)
 KIT_MUTATIONS = [name for name in MUTATIONS if who_may_call(name) == "kit"]
 ERASURES = [name for name in MUTATIONS if who_may_call(name) == "eraser"]
+HOLDS = [name for name in MUTATIONS if who_may_call(name) == "holder"]
+REVIEWS = [name for name in MUTATIONS if who_may_call(name) == "reviewer"]
 
 
 def one_of(type_: graphql.GraphQLInputObjectType) -> bool:
@@ -76,8 +83,8 @@ async def finished(client) -> tuple[Shop, str]:
 
 
 def test_every_mutation_says_who_may_call_it():
-    assert KIT_MUTATIONS and ERASURES
-    assert set(KIT_MUTATIONS) | set(ERASURES) == set(MUTATIONS)
+    assert KIT_MUTATIONS and ERASURES and HOLDS and REVIEWS
+    assert set(KIT_MUTATIONS) | set(ERASURES) | set(HOLDS) | set(REVIEWS) == set(MUTATIONS)
 
 
 async def refused(shop: Shop, name: str, task: str, token: str | None) -> str:
@@ -121,3 +128,37 @@ async def test_an_erasure_refuses_every_caller_without_the_erasure_capability(fi
 
     body = await shop.client.post(*call(name, task), shop.person("pia", eraser))
     assert all(e["extensions"]["code"] != "FORBIDDEN" for e in body.get("errors") or []), body
+
+
+@pytest.mark.parametrize("name", HOLDS)
+async def test_a_hold_refuses_every_caller_without_a_role_holds_records_names(finished, name):
+    shop, task = finished
+    await shop.client.ok("mutation { definePolicies(input: {holdsRecords: [\"Counsel\"]}) { holdsRecords } }",
+                         token=shop.kit)
+    people = {role: shop.person(f"p-{role.lower()}", role) for role in EVERY_ROLE}
+    people["every role"] = shop.person("boss", *EVERY_ROLE)
+    people["requester"] = shop.mia
+    people["kit"] = shop.kit
+    people["kit with the role"] = issue_token("agent-kit", shop.tenant, roles=["Counsel"], kit=True)
+
+    for who, token in people.items():
+        assert await refused(shop, name, task, token) == "FORBIDDEN", who
+    assert await refused(shop, name, task, None) == "UNAUTHENTICATED"
+
+    body = await shop.client.post(*call(name, task), shop.person("carla", "Counsel"))
+    assert all(e["extensions"]["code"] != "FORBIDDEN" for e in body.get("errors") or []), body
+
+
+@pytest.mark.parametrize("name", REVIEWS)
+async def test_a_review_refuses_the_kit_and_a_reader_of_figures_only(finished, name):
+    shop, task = finished
+    people = {"kit": shop.kit, "kit with every role": issue_token("agent-kit", shop.tenant, roles=list(EVERY_ROLE),
+                                                                  kit=True),
+              "figures only": shop.person("abe", ROLES["readsAllAgentWork"])}
+
+    for who, token in people.items():
+        assert await refused(shop, name, task, token) == "FORBIDDEN", who
+    assert await refused(shop, name, task, None) == "UNAUTHENTICATED"
+
+    body = await shop.client.post(*call(name, task), shop.noor)
+    assert not body.get("errors"), body

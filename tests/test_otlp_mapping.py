@@ -271,3 +271,16 @@ def test_content_with_an_unpaired_surrogate_is_rejected_not_a_crash():
 
     assert (mapped, rejected) == ([], 1)
     assert "not Unicode" in message
+
+
+def test_an_evaluation_of_an_agents_work_is_kept_with_its_evaluator_score_and_label():
+    evaluated = span(new_trace_id(), "invoke_agent Estimator", {"gen_ai.operation.name": "invoke_agent",
+                                                                  "gen_ai.agent.name": "Estimator"}, events=[
+        ("gen_ai.evaluation.result", {"gen_ai.evaluation.name": "relevance", "gen_ai.evaluation.score.value": 0.8,
+                                      "gen_ai.evaluation.score.label": "relevant"}),
+        ("gen_ai.evaluation.result", {"gen_ai.evaluation.score.value": 1}),
+    ])
+
+    mapped = map_span(RESOURCE, evaluated)
+
+    assert mapped.fields["evaluations"] == [{"evaluator": "relevance", "score": 0.8, "label": "relevant"}]

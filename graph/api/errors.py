@@ -122,4 +122,6 @@ def shape(error: GraphQLError, request_id: str) -> GraphQLError:
             extensions={"code": "INTERNAL", "requestId": request_id},
         )
     extensions = {"code": code} if field is None else {"code": code, "field": field}
+    if isinstance(original, AgentlogError) and original.reason is not None:
+        extensions["reason"] = original.reason
     return GraphQLError(message, nodes=error.nodes, path=error.path, extensions=extensions)

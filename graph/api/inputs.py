@@ -12,7 +12,7 @@ import strawberry
 from strawberry.types.unset import UnsetType
 from strawberry.utils.str_converters import to_camel_case
 
-from graph.types.enums import AgentLogging, TaskCause, TaskStatus, ToolEffect
+from graph.types.enums import AgentLogging, ReviewVerdict, TaskCause, TaskStatus, ToolEffect
 from graph.types.scalars import JSON, Long
 
 
@@ -55,7 +55,16 @@ class PoliciesInput:
     retain_days: int | None = strawberry.field(
         default=None,
         description="Days after a work tree's root ends before the tree is forgotten, as by forgetAgentWork; "
-        "0 keeps work forever (the default). Omitted, the current value is kept.",
+        "0 keeps work forever (the default). Omitted, the current value is kept. Under "
+        "AGENTLOG_RETENTION_FLOOR_DAYS it needs a retentionBasis.",
+    )
+    retention_basis: str | None = strawberry.field(
+        default=None,
+        description="Why this tenant may keep work fewer days than AGENTLOG_RETENTION_FLOOR_DAYS; recorded with the "
+        "change. Setting retainDays without it clears it.",
+    )
+    holds_records: list[str] | None = strawberry.field(
+        default=None, description="The roles that may hold work (holdWork, releaseHold)."
     )
     idempotency_key: str | None = None
 
@@ -131,6 +140,26 @@ class TaskFilter:
         description="Words (at most 1,000 characters, taken literally) that the task's about, trigger or outcome, "
         "or one of its line sentences, all hold; only texts the caller may read on a task make it match.",
     )
+    verdict: ReviewVerdict | None = strawberry.field(
+        default=None,
+        description="Tasks with a review of this verdict. Sentences: refused for a caller who may not read them.",
+    )
+
+
+@strawberry.input(description="A verdict on a piece of work that has ended.")
+class ReviewInput:
+    task: strawberry.ID
+    verdict: ReviewVerdict
+    score: float | None = None
+    note: str | None = None
+    idempotency_key: str | None = None
+
+
+@strawberry.input(description="The tree of the task to hold or release, and why.")
+class HoldInput:
+    task: strawberry.ID
+    reason: str
+    idempotency_key: str | None = None
 
 
 @strawberry.input(description="A model call: the fields of ModelCallInput that recordLines takes per line.")

@@ -10,7 +10,7 @@ from typing import Any
 from strawberry.dataloader import DataLoader
 
 from permissions.access import Access
-from resolvers.write import checkpoints
+from resolvers.write import checkpoints, holds, reviews
 from resolvers.read import pages, tree
 from resolvers.read.pages import Page
 from resolvers.read.rows import LINE_COLUMNS, TaskRow
@@ -118,6 +118,14 @@ class Loaders:
     @cached_property
     def checkpoint(self) -> Loader:
         return self._loader(checkpoints.latest, lambda: None)
+
+    @cached_property
+    def reviews(self) -> Loader:
+        return self._loader(reviews.reviews_of, list)
+
+    @cached_property
+    def hold(self) -> Loader:
+        return self._loader(holds.holds_of, lambda: None)
 
     def _loader(self, fetch: Callable[..., Awaitable[dict]], empty: Callable[[], Any], *args: Any) -> Loader:
         async def read(keys: Sequence[Any]) -> dict:

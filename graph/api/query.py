@@ -88,6 +88,7 @@ class Query:
         return RunningTraceConnection.of(await running.running_traces(info.context.access, first, after), after)
 
     @strawberry.field(description="The caller, as the token says.")
-    def me(self, info: Info) -> Viewer:
+    async def me(self, info: Info) -> Viewer:
         p = info.context.caller()
-        return Viewer(id=p.sub, name=p.name, tenant=p.tenant, roles=sorted(p.roles))
+        return Viewer(id=p.sub, name=p.name, tenant=p.tenant, roles=sorted(p.roles),
+                      holds_records=await info.context.access.holds())

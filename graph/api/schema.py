@@ -15,6 +15,7 @@ from strawberry.schema.schema import DEFAULT_ALLOWED_OPERATION_TYPES, validate_d
 from strawberry.types.graphql import OperationType
 from strawberry.tools import merge_types
 
+from graph.api.mutations.answer import AnswerMutation
 from graph.api.mutations.batch import BatchMutation
 from graph.api.mutations.erasure import ErasureMutation, ErasureQuery
 from graph.api.errors import request_id_of, shape
@@ -31,7 +32,7 @@ from graph.types.scalars import SCALARS
 from resolvers import settings
 
 QUERIES: tuple[type, ...] = (Query, ErasureQuery, PriceQuery)
-MUTATIONS: tuple[type, ...] = (KitMutation, BatchMutation, ErasureMutation, PriceMutation)
+MUTATIONS: tuple[type, ...] = (KitMutation, BatchMutation, ErasureMutation, PriceMutation, AnswerMutation)
 
 
 @lru_cache(maxsize=256)

@@ -12,7 +12,7 @@ const CHILD = `${NODE} childCount`;
 const child = (task) => ({ ...task, hasChildren: task.childCount > 0 });
 
 export async function me() {
-  return (await graphql(`{ me { id name tenant roles } }`)).me;
+  return (await graphql(`{ me { id name tenant roles holdsRecords } }`)).me;
 }
 
 export async function filterFields() {

@@ -14,6 +14,7 @@ const FITTING = 10;
 const KINDS = {
   STARTED: "Started", MODEL_CALL: "Model call", TOOL_CALL: "Tool call", TOOL_RESULT: "Tool result",
   ASKED_FOR_HELP: "Asked for help", SENT_BACK: "Answer sent back", ENDED: "Ended", ERASED: "Erasure",
+  REVIEWED: "Reviewed", HELD: "Held", RELEASED: "Hold released",
 };
 
 const NEVER_RECORDED = {

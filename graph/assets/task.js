@@ -8,6 +8,7 @@ import { Tree } from "./tree.js";
 import { Steps } from "./steps.js";
 import { Transcript } from "./transcript.js";
 import { Timeline } from "./timeline.js";
+import { Answering } from "./answer.js";
 
 const html = htm.bind(h);
 
@@ -119,6 +120,10 @@ export function TaskPage({ id, viewer }) {
     <p class="about"><${Words} value=${task.about} task=${task} /></p>
     ${check ? html`<${Badge} check=${check} onGoTo=${onGoTo} />` : html`<p class="loading">Checking the record…</p>`}
     <${Facts} task=${task} />
+    <section aria-labelledby="answer-title">
+      <h2 id="answer-title">Reviews and hold</h2>
+      <${Answering} task=${task} viewer=${viewer} onChanged=${() => verifyOf(id).then(setCheck, failed)} />
+    </section>
     <section aria-labelledby="tree-title">
       <h2 id="tree-title">Sub-tasks</h2>
       ${task.childCount === 0

@@ -24,13 +24,16 @@ from resolvers.read.pages import capped, seq_page
 from resolvers.read.rows import LINE_COLUMNS, TaskRow
 from resolvers.read.transcript import turns_of
 
+from graph.types.hold import Hold
+from graph.types.review import Review
+
 if TYPE_CHECKING:
     from graph.types.llm_call import LlmCall
     from graph.types.transcript import AgentLlmTurn
 
 Row = TaskRow | models.AgentTask
 
-F, W, C = Group.FIGURES, Group.WORDS, Group.CONTENT
+F, W, S, C = Group.FIGURES, Group.WORDS, Group.SENTENCES, Group.CONTENT
 
 
 @strawberry.type(description="The receipt of one piece of agent work: who asked, as whom it ran, what it cost, how it ended.")
@@ -159,6 +162,24 @@ class AgentTask:
     @guarded(F, "Its own turns, counted from the record: the agent's model calls, not a tool's.")
     async def turns(self, info: Info) -> int:
         return (await info.context.loaders.steps.get(self.row.id)).turns
+
+    @guarded(S, "Its reviews, oldest first: who checked the work, what they found, and when.")
+    async def reviews(self, info: Info) -> list[Review]:
+        return [Review.of(row) for row in await info.context.loaders.reviews.get(self.row.id)]
+
+    @guarded(F, "How many reviews it has.")
+    async def review_count(self, info: Info) -> int:
+        return len(await info.context.loaders.reviews.get(self.row.id))
+
+    @guarded(F, "The legal hold on its tree, as its root's figures: who held it, why and since when; null when the "
+                "tree is not held.")
+    async def hold(self, info: Info) -> Hold | None:
+        if self.row.root_id != self.row.id:
+            root = await _root_row(self, info)
+            if F not in (await info.context.loaders.readable(info.context.access, [root]))[root.id]:
+                return None
+        row = await info.context.loaders.hold.get(self.row.root_id)
+        return Hold.of(row) if row is not None else None
 
     @guarded(F, "Its meter rows, oldest first; a page of them past `after` (a meter row's id) with `first`.")
     async def calls(

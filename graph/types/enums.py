@@ -6,6 +6,7 @@ from models.record import vocabulary
 
 TaskStatus = strawberry.enum(vocabulary.TaskStatus, description="How a piece of work stands.")
 TraceKind = strawberry.enum(vocabulary.LineKind, name="TraceKind", description="What a line of the record tells.")
+ReviewVerdict = strawberry.enum(vocabulary.ReviewVerdict, description="What a review found of a piece of work.")
 WithheldReason = strawberry.enum(vocabulary.WithheldReason, description="Why a turn's content is missing.")
 VerifyReason = strawberry.enum(
     vocabulary.VerifyReason, description="Why a chain check failed: the first fault found, in one word."

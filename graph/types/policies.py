@@ -13,6 +13,10 @@ class Policies:
     retain_days: int | None = strawberry.field(
         description="Days after a work tree's root ends before retention forgets it; null keeps work forever."
     )
+    retention_basis: str | None = strawberry.field(
+        description="Why work is kept fewer days than AGENTLOG_RETENTION_FLOOR_DAYS, as given with retainDays."
+    )
+    holds_records: list[str] = strawberry.field(description="The roles that may hold work and release a hold.")
 
     @classmethod
     def of(cls, row: models.TenantPolicies) -> "Policies":
@@ -23,4 +27,6 @@ class Policies:
             reads_all_agent_work=list(row.reads_all_agent_work or []),
             erases_agent_records=list(row.erases_agent_records or []),
             retain_days=row.retain_days,
+            retention_basis=row.retention_basis,
+            holds_records=list(row.holds_records or []),
         )

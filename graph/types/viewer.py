@@ -7,3 +7,6 @@ class Viewer:
     name: str | None
     tenant: str
     roles: list[str]
+    holds_records: bool = strawberry.field(
+        description="Whether the caller may hold work and release a hold: a person holding a role holdsRecords names."
+    )

@@ -84,11 +84,15 @@ class AsyncKit:
                               audits_agents: list[str] | None = None, teaches_agents: list[str] | None = None,
                               reads_all_agent_work: list[str] | None = None,
                               erases_agent_records: list[str] | None = None, retain_days: int | None = None,
+                              retention_basis: str | None = None, holds_records: list[str] | None = None,
                               idempotency_key: str | None = None) -> Policies:
+        """`retain_days` under the server's AGENTLOG_RETENTION_FLOOR_DAYS needs `retention_basis`, why the tenant
+        may keep work for less; `holds_records` names the roles that may hold work."""
         data = await self._write("definePolicies", "PoliciesInput", POLICY_FIELDS, {
             "supervises_agents": supervises_agents, "audits_agents": audits_agents,
             "teaches_agents": teaches_agents, "reads_all_agent_work": reads_all_agent_work,
             "erases_agent_records": erases_agent_records, "retain_days": retain_days,
+            "retention_basis": retention_basis, "holds_records": holds_records,
             "idempotency_key": idempotency_key})
         return Policies(data["supervisesAgents"], data["auditsAgents"], data["teachesAgents"],
                         data["readsAllAgentWork"], data["erasesAgentRecords"])

@@ -189,11 +189,13 @@ class Kit:
     def define_policies(self, *, supervises_agents: list[str] | None = None, audits_agents: list[str] | None = None,
                         teaches_agents: list[str] | None = None, reads_all_agent_work: list[str] | None = None,
                         erases_agent_records: list[str] | None = None, retain_days: int | None = None,
+                        retention_basis: str | None = None, holds_records: list[str] | None = None,
                         idempotency_key: str | None = None) -> Policies:
         return self._run(self.kit.define_policies(
             supervises_agents=supervises_agents, audits_agents=audits_agents, teaches_agents=teaches_agents,
             reads_all_agent_work=reads_all_agent_work, erases_agent_records=erases_agent_records,
-            retain_days=retain_days, idempotency_key=idempotency_key))
+            retain_days=retain_days, retention_basis=retention_basis, holds_records=holds_records,
+            idempotency_key=idempotency_key))
 
     def set_model_price(self, model: str, **fields: Unpack[PriceFields]) -> ModelPrice:
         return self._run(self.kit.set_model_price(model, **fields))

@@ -26,6 +26,15 @@ class LineKind(StrEnum):
     SENT_BACK = "SENT_BACK"
     ENDED = "ENDED"
     ERASED = "ERASED"
+    REVIEWED = "REVIEWED"
+    HELD = "HELD"
+    RELEASED = "RELEASED"
+
+
+class ReviewVerdict(StrEnum):
+    APPROVED = "APPROVED"
+    REJECTED = "REJECTED"
+    NOTED = "NOTED"
 
 
 class WithheldReason(StrEnum):

@@ -14,7 +14,7 @@ from typing import Any
 from tortoise.exceptions import DoesNotExist
 from tortoise.transactions import in_transaction
 
-from models import AgentHelp, AgentTask, ErasureRecord, IdempotencyKey, LlmCall, SignedCheckpoint, TraceEvent
+from models import AgentHelp, AgentTask, ErasureRecord, IdempotencyKey, LlmCall, Review, SignedCheckpoint, TraceEvent
 from models.record.chain import ERASED_SENTENCE, rfc3339
 from models.db import placeholders
 from models.record.vocabulary import LineKind, TaskStatus
@@ -25,6 +25,7 @@ from models.errors import BadInput, Forbidden, NotFound, Unauthenticated, WorkRu
 from resolvers.events.notices import publish_task
 from resolvers.read.tree import under_any
 from resolvers.write.append import append, lock_tree, now
+from resolvers.write.holds import refuse_held
 
 MAX_LOG_PAGE = 500
 
@@ -66,7 +67,7 @@ def _id(field: str, value: str, noun: str) -> uuid.UUID:
 
 
 async def ended_tree(tenant: str, task_id: str, conn: Any) -> tuple[AgentTask, AgentTask]:
-    """The task and its tree's root, locked; refused while any task of the tree runs."""
+    """The task and its tree's root, locked; refused while the tree is held or any task of it runs."""
     tid = _id("task", task_id, "task")
     task = await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).first()
     if task is None:
@@ -75,6 +76,7 @@ async def ended_tree(tenant: str, task_id: str, conn: Any) -> tuple[AgentTask, A
         root = await lock_tree(task.root_id, tenant, conn)
     except DoesNotExist as exc:
         raise NotFound(f"task: no task {tid}.", field="task") from exc
+    await refuse_held(root, conn)
     running = await AgentTask.filter(root_id=root.id, tenant=tenant, status=TaskStatus.RUNNING).using_db(conn).first()
     if running is not None:
         raise WorkRunning(f"task: task {running.id} of this work is still running; erase it once all of it has ended.",
@@ -82,7 +84,7 @@ async def ended_tree(tenant: str, task_id: str, conn: Any) -> tuple[AgentTask, A
     return task, root
 
 
-TREE_TABLES = ("agent_task", "trace_event", "agent_help")
+TREE_TABLES = ("agent_task", "trace_event", "agent_help", "review")
 
 
 async def forget_answers(tenant: str, root_id: uuid.UUID, conn: Any) -> None:
@@ -121,6 +123,7 @@ async def anonymise(root: AgentTask, at: datetime, conn: Any) -> int:
     await AgentHelp.filter(root_id=root.id, tenant=root.tenant).using_db(conn).update(
         asked_of_id=None, asked_of_name=None, answered_by_id=None, answered_by_name=None
     )
+    await Review.filter(root_id=root.id, tenant=root.tenant).using_db(conn).update(note=None)
     lines = TraceEvent.filter(root_id=root.id, tenant=root.tenant, erased_at__isnull=True).using_db(conn)
     erased = await lines.count()
     await lines.update(summary=ERASED_SENTENCE, summary_salt=None, erased_at=at)
@@ -189,6 +192,7 @@ async def forget_tree(task: AgentTask, root: AgentTask, by: Principal, at: datet
     receipts = await AgentTask.filter(**tree).using_db(conn).count()
     await TraceEvent.filter(**tree).using_db(conn).delete()
     await AgentHelp.filter(**tree).using_db(conn).delete()
+    await Review.filter(**tree).using_db(conn).delete()
     await AgentTask.filter(**tree).using_db(conn).delete()
     await SignedCheckpoint.filter(**tree).using_db(conn).delete()
     entry = log_entry(Erasure.FORGET, by, at, lines, why, root_id=root.id, task_id=task.id)

@@ -3,7 +3,7 @@
 idempotency keys older than AGENTLOG_IDEMPOTENCY_DAYS are dropped.
 
 One process sweeps at a time; the others skip their turn. A tree with a task still running is left for a
-later sweep.
+later sweep; a held tree is left whole until its hold is released.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
 from models import AgentTask, IdempotencyKey, TenantPolicies, db
-from models.errors import NotFound, WorkRunning
+from models.errors import Forbidden, NotFound, WorkRunning
 from permissions.principal import Principal
 from resolvers import settings
 from resolvers.events import replicas
@@ -66,7 +66,7 @@ async def forget_expired(tenant: str, days: int, at: datetime) -> int:
             async with in_transaction() as conn:
                 task, root = await ended_tree(tenant, root_id, conn)
                 await forget_tree(task, root, retainer(tenant), at, why, conn)
-        except (NotFound, WorkRunning):
+        except (NotFound, WorkRunning, Forbidden):
             continue
         await publish_task("AgentWorkErased", task)
         if (reads := replicas.routing()) is not None:

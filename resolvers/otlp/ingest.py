@@ -50,7 +50,11 @@ BREATHE_EVERY = 8
 Task = AgentTask | MadeTask
 Later = Callable[[], Awaitable[int]]
 RANKS = {LineKind.STARTED: 0, LineKind.MODEL_CALL: 1, LineKind.TOOL_CALL: 1, LineKind.TOOL_RESULT: 2,
-         LineKind.ENDED: 3}
+         LineKind.ENDED: 3, LineKind.REVIEWED: 4}
+AFTER_WORK = (LineKind.ENDED, LineKind.REVIEWED)
+EVALUATED_BY = {"id": "kit", "name": None}
+REVIEW_COLUMNS = ("id", "tenant", "root_id", "task_id", "seq", "verdict", "score", "note", "by_id", "by_name",
+                  "evaluator", "at")
 NO_FIGURES = (None,) * 10
 
 SIBLINGS = (
@@ -102,6 +106,7 @@ class PlannedLine:
     by_tool: str | None = None
     call: dict[str, Any] | None = None
     sorts_at: datetime | None = None
+    review: dict[str, Any] | None = None
 
     def sort_key(self) -> tuple:
         return (self.task.root_id, self.sorts_at or self.at, self.rank, self.order)
@@ -393,7 +398,17 @@ class Placing:
         self.line(task, LineKind.STARTED, started.at, started.summary, started.payload, NO_FIGURES)
         if end is not None:
             self.line(task, LineKind.ENDED, end, sentences.ended(status), task.result, NO_FIGURES)
+            for evaluation in fields.get("evaluations") or ():
+                self.reviewed(task, end, evaluation)
         return task
+
+    def reviewed(self, task: Task, at: datetime, evaluation: dict[str, Any]) -> None:
+        """An evaluator's result on the agent's work: a review by the kit, NOTED with its score and label, whose
+        REVIEWED line follows the task's ENDED line."""
+        summary = sentences.reviewed("NOTED", EVALUATED_BY, evaluation["score"], evaluation["label"],
+                                     evaluation["evaluator"])
+        self.line(task, LineKind.REVIEWED, at, summary, None, NO_FIGURES)
+        self.planned[-1].review = {**evaluation, "at": at}
 
     def line(self, task: Task, kind: LineKind, at: datetime, summary: str | None, payload: str | None,
              figures: tuple, by_tool: str | None = None, call: dict | None = None) -> None:
@@ -412,10 +427,10 @@ class Placing:
         agent's span by the exporter's clock."""
         last: dict[uuid.UUID, datetime] = {}
         for planned in self.planned:
-            if planned.kind != LineKind.ENDED:
+            if planned.kind not in AFTER_WORK:
                 last[planned.task.id] = max(planned.at, last.get(planned.task.id, planned.at))
         for planned in self.planned:
-            if planned.kind == LineKind.ENDED and last.get(planned.task.id, planned.at) > planned.at:
+            if planned.kind in AFTER_WORK and last.get(planned.task.id, planned.at) > planned.at:
                 planned.sorts_at = last[planned.task.id]
 
     async def seal(self, db: Pipeline) -> None:
@@ -427,6 +442,7 @@ class Placing:
         turns = await self._last_turns(db)
         calls: list[tuple] = []
         by_root: dict[uuid.UUID, list[Step]] = {}
+        reviews: list[tuple[Step, PlannedLine]] = []
         ids = {task.id: str(task.id) for task in self.tasks.values()}
         for n, planned in enumerate(self.planned, 1):
             if n % (BREATHE_EVERY * 8) == 0:
@@ -447,10 +463,21 @@ class Placing:
             step = new_step(planned.kind, task_id, planned.at, planned.summary, planned.payload, planned.figures,
                             planned.withheld, call_id, planned.by_tool)
             by_root.setdefault(task.root_id, []).append(step)
+            if planned.review is not None:
+                reviews.append((step, planned))
         if calls:
             db.send(insert_rows(self.conn, "llm_call", lines.CALL_COLUMNS, calls))
         for root_id, steps in by_root.items():
             await append_many(self.roots[root_id], steps, self.conn, db)
+        if reviews:
+            db.send(insert_rows(self.conn, "review", REVIEW_COLUMNS, [self.review_row(*r) for r in reviews]))
+
+    def review_row(self, step: Step, planned: PlannedLine) -> tuple:
+        """The review of an evaluator's result, at the seq its REVIEWED line was sealed with."""
+        task, review = planned.task, planned.review
+        return (str(uuid.uuid4()), self.tenant, str(task.root_id), str(task.id), step.line.seq, "NOTED",
+                review["score"], review["label"], EVALUATED_BY["id"], EVALUATED_BY["name"], review["evaluator"],
+                review["at"])
 
     async def _record_placed(self) -> None:
         """The pass's spans placed: those placed now and the export's folded spans; the spans that waited for

@@ -65,6 +65,9 @@ MESSAGE_EVENTS = {
 PROMPT_EVENTS = {"gen_ai.content.prompt": "gen_ai.prompt"}
 COMPLETION_EVENTS = {"gen_ai.content.completion": "gen_ai.completion"}
 CHOICE_EVENT = "gen_ai.choice"
+# An evaluation of an agent's work, told as an event of its span: it becomes a review by that evaluator.
+EVALUATION_EVENTS = {"gen_ai.evaluation.result": ("gen_ai.evaluation.name", "gen_ai.evaluation.score.value",
+                                                  "gen_ai.evaluation.score.label")}
 
 FIELDS_BY_KIND = {
     AGENT: ("agent", "skill", "requester", "session", "given", "result"),
@@ -237,6 +240,24 @@ def _event_content(span: Any) -> tuple[list[Any] | None, Any]:
     return messages or None, response
 
 
+def _evaluations(span: Any) -> list[dict[str, Any]]:
+    """The evaluation results told of an agent's span: each evaluator's name, score and label."""
+    found = []
+    for event in span.events:
+        if event.name in EVALUATION_EVENTS:
+            name, score, label = EVALUATION_EVENTS[event.name]
+            attrs = attributes_of(event.attributes)
+            evaluator, value = _text(attrs.get(name)), attrs.get(score)
+            if not evaluator:
+                continue
+            found.append({
+                "evaluator": checks.name(name, evaluator),
+                "score": float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None,
+                "label": checks.text(label, _text(attrs.get(label))),
+            })
+    return found
+
+
 def _hex(raw: bytes, size: int) -> str | None:
     return raw.hex() if len(raw) == size and any(raw) else None
 
@@ -296,6 +317,7 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
             checks.name(name, f[name])
         checks.text("given", f["given"], checks.TEXT_CHARS)
         checks.json_text("result", f["result"])
+        f["evaluations"] = _evaluations(span)
         return
     if mapped.kind == LLM:
         flattened = any(key.startswith(FLATTENED) for key in attrs)

@@ -53,6 +53,7 @@ class TaskFilter:
     status_in: list[str] | None = None
     agent_in: list[str] | None = None
     search: str | None = None
+    verdict: str | None = None
 
 
 EQUAL = ("agent", "skill", "status", "session", "entity_type", "entity_id", "workflow_run")
@@ -102,10 +103,13 @@ def check(flt: TaskFilter, first: int) -> None:
         search.check(flt.search)
 
 
+FILTER_GROUPS = {**{field: Group.WORDS for field in WORDS_FILTERS}, "verdict": Group.SENTENCES}
+
+
 async def refuse_unreadable_filters(access: Access, flt: TaskFilter) -> None:
     """A filter on a field the caller may not read is FORBIDDEN: it would tell them what they may not read."""
-    for field in WORDS_FILTERS:
-        if getattr(flt, field) is not None and not await access.may_filter_on(Group.WORDS):
+    for field, group in FILTER_GROUPS.items():
+        if getattr(flt, field) is not None and not await access.may_filter_on(group):
             raise Forbidden(f"filter.{to_camel_case(field)}: you may not read it on tasks, so you may not filter by it.",
                                 field=f"filter.{to_camel_case(field)}")
 
@@ -132,6 +136,11 @@ def conditions(q: ReadQuery, caller: ListScope, flt: TaskFilter, paged: bool = F
         terms.append(
             f"id IN (SELECT l.task_id FROM llm_call l WHERE l.tenant = {q.param(caller.tenant)} "
             f"AND l.model = {q.param(flt.model)})"
+        )
+    if flt.verdict is not None:
+        terms.append(
+            f"id IN (SELECT r.task_id FROM review r WHERE r.tenant = {q.param(caller.tenant)} "
+            f"AND r.verdict = {q.param(flt.verdict)})"
         )
     if flt.search is not None:
         terms.append(search.matches(q, caller, flt.search, lambda: _asked_by(q, caller.tenant, caller.sub), paged))

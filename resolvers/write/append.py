@@ -46,6 +46,15 @@ def require_kit(principal: Principal | None) -> Principal:
     return principal
 
 
+def require_person(principal: Principal | None, operation: str) -> Principal:
+    """A person signed in: what a person answers for (a review, a hold) is never the kit's to say."""
+    if principal is None:
+        raise Unauthenticated("A bearer token is required.")
+    if principal.kit:
+        raise Forbidden(f"{operation}: only a person may do this, never the kit.")
+    return principal
+
+
 Body = Callable[[Principal, Any], Awaitable[Any]]
 Reload = Callable[[str, str], Awaitable[Any]]
 
@@ -58,32 +67,45 @@ async def kit_write(
     result_id: Callable[[Any], str],
     reload: Reload,
 ) -> Any:
-    """Runs `body(kit, conn)` in one transaction; a retried idempotency key returns the first answer.
+    """Runs `body(kit, conn)` in one transaction; a retried idempotency key returns the first answer."""
+    return await keyed_write(require_kit(principal), operation, data, body, result_id, reload)
+
+
+async def keyed_write(
+    writer: Principal,
+    operation: str,
+    data: dict[str, Any],
+    body: Body,
+    result_id: Callable[[Any], str],
+    reload: Reload,
+) -> Any:
+    """Runs `body(writer, conn)` in one transaction; a retried idempotency key returns the first answer.
 
     The key is looked up on the transaction's connection before the body runs and remembered after it, so a
-    write with a key costs two small statements more than one without."""
-    kit = require_kit(principal)
+    write with a key costs two small statements more than one without. A person's key is bound to them: the
+    same key sent by another person is a conflict, never their answer."""
     key = checks.name("idempotencyKey", data.pop("idempotency_key", None))
-    print_ = fingerprint(operation, data) if key is not None else ""
+    bound = data if writer.kit else {**data, "by": writer.sub}
+    print_ = fingerprint(operation, bound) if key is not None else ""
     first: str | None = None
     try:
         async with in_transaction() as conn:
-            first = await _first_answer(kit.tenant, key, print_, conn) if key is not None else None
+            first = await _first_answer(writer.tenant, key, print_, conn) if key is not None else None
             if first is None:
-                result = await body(kit, conn)
+                result = await body(writer, conn)
                 if key is not None:
                     await IdempotencyKey.create(
-                        tenant=kit.tenant, key=key, fingerprint=print_, result_id=result_id(result), using_db=conn
+                        tenant=writer.tenant, key=key, fingerprint=print_, result_id=result_id(result), using_db=conn
                     )
     except IntegrityError:
         if key is None:
             raise
         async with in_transaction() as conn:
-            first = await _first_answer(kit.tenant, key, print_, conn)
+            first = await _first_answer(writer.tenant, key, print_, conn)
         if first is None:
             raise
     if first is not None:
-        return await reload(kit.tenant, first)
+        return await reload(writer.tenant, first)
     return result
 
 

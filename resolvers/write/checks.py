@@ -61,6 +61,16 @@ def retain_days(days: int) -> int | None:
     return days or None
 
 
+def retention_basis(days: int | None, basis: str | None, floor: int) -> str | None:
+    """Work kept fewer days than the floor needs a stated basis, kept with the policy; None keeps work forever."""
+    if days is not None and days < floor and not (basis and basis.strip()):
+        raise BadInput(
+            f"retainDays: {days} days is under the {floor} days records are kept at least (AGENTLOG_RETENTION_FLOOR_DAYS); "
+            "give retentionBasis, the reason this tenant may keep them for less.", field="retainDays",
+        )
+    return basis
+
+
 def json_text(field: str, value: Any) -> str | None:
     if value is None:
         return None

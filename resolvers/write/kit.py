@@ -12,6 +12,7 @@ from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies, TraceE
 from models.policies import CAPABILITIES
 from models.task import MAX_DEPTH
 from permissions.principal import Principal
+from resolvers import settings
 from resolvers.write import checks, lines, made_task, sentences
 from models.errors import BadInput, Conflict, NotFound
 from models.record.vocabulary import LineKind, TaskStatus
@@ -73,9 +74,16 @@ async def define_policies(principal: Principal | None, data: dict[str, Any]) -> 
         for cap, roles in given.items():
             if roles is not None:
                 setattr(policies, cap, roles)
+        holders = checks.names("holdsRecords", data.get("holds_records"))
+        if holders is not None:
+            policies.holds_records = holders
         days = checks.count("retainDays", data.get("retain_days"))
+        basis = checks.text("retentionBasis", data.get("retention_basis"))
         if days is not None:
             policies.retain_days = checks.retain_days(days)
+            policies.retention_basis = checks.retention_basis(policies.retain_days, basis, settings.retention_floor_days())
+        elif basis is not None:
+            policies.retention_basis = basis
         await policies.save(using_db=conn)
         return policies
 

@@ -89,3 +89,27 @@ def ended(status: str) -> str:
 
 def erased(which: str, at: str, by: dict) -> str:
     return f"{which} on {at} by {who(by)}."
+
+
+VERDICTS = {"APPROVED": "approved", "REJECTED": "rejected", "NOTED": "noted"}
+
+
+def named(person: dict) -> str:
+    """A person by their name and the identity their token gave: `Ana Auditor (ana)`."""
+    name = person.get("name")
+    return f"{name} ({person['id']})" if name else person["id"]
+
+
+def reviewed(verdict: str, by: dict, score: float | None, note: str | None, evaluator: str | None) -> str:
+    who_said = f"The evaluator {evaluator}, through {named(by)}," if evaluator else named(by)
+    scored = f", scoring it {score:g}" if score is not None else ""
+    said = f': "{note}"' if note else "."
+    return f"{who_said} {VERDICTS[verdict]} this work{scored}{said}"
+
+
+def held(by: dict, reason: str) -> str:
+    return f"{named(by)} held this work, so nothing erases it until the hold is released: {reason}"
+
+
+def released(by: dict, reason: str) -> str:
+    return f"{named(by)} released the hold on this work: {reason}"

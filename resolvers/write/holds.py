@@ -1,0 +1,84 @@
+"""Legal holds (SPEC 9.3): while a tree is held, no erasure and no retention sweep touches it.
+
+`holdWork` and `releaseHold` each change the tree's `work_hold` row and append a HELD or RELEASED line to its
+root's record, naming who and why, in one transaction through the write path (`change_hold`); erasure asks
+`refuse_held` under the tree's lock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tortoise.exceptions import DoesNotExist
+
+from models import AgentTask, WorkHold
+from models.errors import Conflict, Forbidden, NotFound
+from models.line_columns import FIGURES
+from models.record.vocabulary import LineKind
+from permissions.access import Access
+from permissions.principal import Principal
+from resolvers.write import checks, sentences
+from resolvers.write.append import append_many, keyed_write, lock_tree, new_step, now, require_person, task_of
+
+HELD = "HELD"
+NO_FIGURES = (None,) * len(FIGURES)
+
+
+async def refuse_held(root: AgentTask, conn: Any) -> None:
+    """FORBIDDEN, with `extensions.reason = HELD`, while the tree is held."""
+    hold = await WorkHold.filter(root_id=root.id, tenant=root.tenant).using_db(conn).first()
+    if hold is not None:
+        raise Forbidden(f"task: this work is held ({hold.reason}); nothing erases it until the hold is released.",
+                        field="task", reason=HELD)
+
+
+async def holder(access: Access, operation: str) -> Principal:
+    person = require_person(access.principal, operation)
+    if not await access.holds():
+        raise Forbidden(f"{operation}: only a person holding a role holdsRecords names may hold or release work.")
+    return person
+
+
+async def hold_work(access: Access, data: dict[str, Any]) -> AgentTask:
+    return await change_hold(await holder(access, "holdWork"), "holdWork", data, True)
+
+
+async def release_hold(access: Access, data: dict[str, Any]) -> AgentTask:
+    return await change_hold(await holder(access, "releaseHold"), "releaseHold", data, False)
+
+
+async def change_hold(by: Principal, operation: str, data: dict[str, Any], holding: bool) -> AgentTask:
+    """Holds or releases the tree of `data["task"]`; returns that task."""
+    reason = checks.text("reason", data.get("reason"), required=True)
+
+    async def body(by: Principal, conn: Any) -> AgentTask:
+        task = await task_of(by.tenant, "task", data.get("task"), conn)
+        try:
+            root = await lock_tree(task.root_id, by.tenant, conn)
+        except DoesNotExist as exc:
+            raise NotFound(f"task: no task {task.id}.", field="task") from exc
+        hold = await WorkHold.filter(root_id=root.id, tenant=root.tenant).using_db(conn).first()
+        at, person = now(), {"id": by.sub, "name": by.name}
+        if holding:
+            if hold is not None:
+                raise Conflict(f"task: this work is already held, since {hold.at.isoformat()}.", field="task")
+            await WorkHold.create(root_id=root.id, tenant=root.tenant, by_id=by.sub, by_name=by.name, reason=reason,
+                                  at=at, using_db=conn)
+            line = new_step(LineKind.HELD, str(root.id), at, sentences.held(person, reason), None, NO_FIGURES)
+        else:
+            if hold is None:
+                raise Conflict("task: this work is not held.", field="task")
+            await WorkHold.filter(root_id=root.id, tenant=root.tenant).using_db(conn).delete()
+            line = new_step(LineKind.RELEASED, str(root.id), at, sentences.released(person, reason), None, NO_FIGURES)
+        await append_many(root, [line], conn)
+        return task
+
+    async def reload(tenant: str, rid: str) -> AgentTask:
+        return await AgentTask.get(id=rid, tenant=tenant)
+
+    return await keyed_write(by, operation, data, body, lambda t: str(t.id), reload)
+
+
+async def holds_of(tenant: str, root_ids: list) -> dict:
+    """The hold on each of these roots, where there is one."""
+    return {hold.root_id: hold for hold in await WorkHold.filter(tenant=tenant, root_id__in=list(root_ids))}
