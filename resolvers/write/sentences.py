@@ -67,8 +67,8 @@ def retrieved(tool: str, found: list[str], is_error: bool) -> str:
         return f"{tool} failed."
     if not found:
         return f"{tool} found nothing."
-    shown = ", ".join(found[:FOUND_SHOWN]) + (f" and {len(found) - FOUND_SHOWN} more" if len(found) > FOUND_SHOWN else "")
-    return f"{tool} found {shown}."
+    more = len(found) - FOUND_SHOWN
+    return f"{tool} found {', '.join(found[:FOUND_SHOWN])}{f' and {more} more' if more > 0 else ''}."
 
 
 FOUND_SHOWN = 10
