@@ -7,7 +7,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from models.errors import BadInput
 from resolvers.otlp.ingest import body_text
-from resolvers.otlp.mapping import AGENT, ATTRIBUTES, LLM, OTHER, TOOL, Read, map_request, map_span
+from resolvers.otlp.mapping import AGENT, ATTRIBUTES, LLM, OTHER, SPAN_NAME, TOOL, Read, map_request, map_span
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span
 from tests.shop import Shop
 from tests.test_metrics import sample, scrape
@@ -15,7 +15,7 @@ from tests.test_metrics import sample, scrape
 RESOURCE = {"service.name": "workshop"}
 
 
-def test_every_kind_of_span_is_recognised_by_both_conventions():
+def test_every_kind_of_span_is_recognised_by_both_conventions_and_the_ai_sdks_operations():
     t = new_trace_id()
     kinds = {
         "invoke_agent": AGENT, "chat": LLM, "text_completion": LLM, "generate_content": LLM, "execute_tool": TOOL,
@@ -26,6 +26,9 @@ def test_every_kind_of_span_is_recognised_by_both_conventions():
     for oi_kind, kind in {"AGENT": AGENT, "LLM": LLM, "TOOL": TOOL, "CHAIN": OTHER}.items():
         assert map_span(RESOURCE, span(t, "x", {"openinference.span.kind": oi_kind, "llm.model_name": "m",
                                                  "tool.name": "x"})).kind == kind
+    for operation, kind in {"ai.generateText": AGENT, "ai.streamText.doStream": LLM, "ai.toolCall": TOOL}.items():
+        assert map_span(RESOURCE, span(t, operation, {"ai.operationId": operation, "gen_ai.request.model": "m",
+                                                       "ai.toolCall.name": "x"})).kind == kind
     assert map_span(RESOURCE, span(t, "HTTP GET", {"http.method": "GET"})).kind == OTHER
 
 
@@ -277,31 +280,65 @@ PARTS_ASKED = [{"role": "user", "parts": [{"type": "text", "content": "Parts for
 PARTS_SAID = [{"role": "assistant", "parts": [{"type": "text", "content": "Brake pads."}]}]
 SMOLAGENTS_RUN = {"smolagents.max_steps": 4, "openinference.span.kind": "AGENT"}
 
-# (field, framework) -> a span telling the field only the framework's way, and what the field then is.
+AI_SDK_RUN = {"ai.operationId": "ai.generateText", "ai.telemetry.functionId": "estimate-repair"}
+AI_SDK_CALL = {"ai.operationId": "ai.generateText.doGenerate", "gen_ai.request.model": "m"}
+AI_SDK_TOOL = {"ai.operationId": "ai.toolCall", "ai.toolCall.name": "partsFor", "ai.toolCall.id": "call-2"}
+
+# (field, framework, attribute) -> a span telling the field only the framework's way, and what the field then is.
 QUIRKS = {
-    ("agent", "pydantic-ai"): (
+    ("agent", "pydantic-ai", "agent_name"): (
         span(new_trace_id(), "agent run", {"gen_ai.operation.name": "invoke_agent", "agent_name": "PartsClerk"}),
         "PartsClerk"),
-    ("agent", "smolagents"): (span(new_trace_id(), "PartsClerk.run", SMOLAGENTS_RUN), "PartsClerk"),
-    ("skill", "smolagents"): (span(new_trace_id(), "PartsClerk.run", SMOLAGENTS_RUN), "PartsClerk"),
-    ("given", "pydantic-ai"): (
+    ("agent", "smolagents", SPAN_NAME): (span(new_trace_id(), "PartsClerk.run", SMOLAGENTS_RUN), "PartsClerk"),
+    ("skill", "smolagents", SPAN_NAME): (span(new_trace_id(), "PartsClerk.run", SMOLAGENTS_RUN), "PartsClerk"),
+    ("given", "pydantic-ai", "pydantic_ai.all_messages"): (
         agent(new_trace_id(), "PartsClerk", **{"pydantic_ai.all_messages": PARTS_ASKED + PARTS_SAID + PARTS_ASKED}),
         "Parts for T-7?"),
-    ("given", "smolagents"): (
+    ("given", "smolagents", "input.value"): (
         span(new_trace_id(), "PartsClerk.run", {**SMOLAGENTS_RUN, "input.value": {"task": "Parts for T-7?",
                                                                                   "stream": False}}),
         "Parts for T-7?"),
-    ("result", "pydantic-ai"): (agent(new_trace_id(), "PartsClerk", final_result="Brake pads."), "Brake pads."),
-    ("input", "smolagents"): (
+    ("result", "pydantic-ai", "final_result"): (
+        agent(new_trace_id(), "PartsClerk", final_result="Brake pads."), "Brake pads."),
+    ("input", "smolagents", "input.value"): (
         span(new_trace_id(), "SimpleTool", {"openinference.span.kind": "TOOL", "tool.name": "parts_for",
                                             "input.value": {"args": [], "sanitize_inputs_outputs": True,
                                                             "kwargs": {"fault": "rear brake"}}}),
         {"fault": "rear brake"}),
+    ("agent", "ai-sdk", "ai.telemetry.metadata.agent"): (
+        span(new_trace_id(), "ai.generateText", {**AI_SDK_RUN, "ai.telemetry.metadata.agent": "Estimator"}),
+        "Estimator"),
+    ("skill", "ai-sdk", "ai.telemetry.functionId"): (span(new_trace_id(), "ai.generateText", AI_SDK_RUN),
+                                                     "estimate-repair"),
+    ("given", "ai-sdk", "ai.prompt"): (
+        span(new_trace_id(), "ai.generateText", {**AI_SDK_RUN, "ai.prompt": {"system": "You estimate.",
+                                                                               "prompt": "Parts for T-7?"}}),
+        "Parts for T-7?"),
+    ("result", "ai-sdk", "ai.response.text"): (
+        span(new_trace_id(), "ai.generateText", {**AI_SDK_RUN, "ai.response.text": "Brake pads."}), "Brake pads."),
+    ("messages", "ai-sdk", "ai.prompt.messages"): (
+        span(new_trace_id(), "ai.generateText.doGenerate", {**AI_SDK_CALL, "ai.prompt.messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Parts for T-7?"}]}]}),
+        [{"role": "user", "content": [{"type": "text", "text": "Parts for T-7?"}]}]),
+    ("response", "ai-sdk", "ai.response.toolCalls"): (
+        span(new_trace_id(), "ai.generateText.doGenerate", {**AI_SDK_CALL, "ai.response.toolCalls": [
+            {"toolCallId": "call-2", "toolName": "partsFor", "input": '{"fault":"rear brake"}'}]}),
+        [{"toolCallId": "call-2", "toolName": "partsFor", "input": '{"fault":"rear brake"}'}]),
+    ("response", "ai-sdk", "ai.response.text"): (
+        span(new_trace_id(), "ai.generateText.doGenerate", {**AI_SDK_CALL, "ai.response.text": "Brake pads."}),
+        "Brake pads."),
+    ("tool", "ai-sdk", "ai.toolCall.name"): (span(new_trace_id(), "ai.toolCall", AI_SDK_TOOL), "partsFor"),
+    ("tool_call_id", "ai-sdk", "ai.toolCall.id"): (span(new_trace_id(), "ai.toolCall", AI_SDK_TOOL), "call-2"),
+    ("input", "ai-sdk", "ai.toolCall.args"): (
+        span(new_trace_id(), "ai.toolCall", {**AI_SDK_TOOL, "ai.toolCall.args": {"fault": "rear brake"}}),
+        {"fault": "rear brake"}),
+    ("output", "ai-sdk", "ai.toolCall.result"): (
+        span(new_trace_id(), "ai.toolCall", {**AI_SDK_TOOL, "ai.toolCall.result": ["brake pads"]}), ["brake pads"]),
 }
 
 
 def test_every_framework_quirk_in_the_table_has_its_example_here():
-    rows = {(name, source.framework) for name, sources in ATTRIBUTES.items() for source in sources
+    rows = {(name, source.framework, source.attribute) for name, sources in ATTRIBUTES.items() for source in sources
             if isinstance(source, Read) and source.framework}
 
     assert rows == set(QUIRKS)
@@ -309,7 +346,7 @@ def test_every_framework_quirk_in_the_table_has_its_example_here():
 
 @pytest.mark.parametrize("row", QUIRKS, ids=" / ".join)
 def test_each_framework_quirk_is_read_as_its_row_says(row):
-    name, _ = row
+    name, _, _ = row
     told, expected = QUIRKS[row]
 
     assert map_span(RESOURCE, told).fields[name] == expected

@@ -29,6 +29,12 @@ OPERATIONS = {
     "retrieval": TOOL,
 }
 OPENINFERENCE_KINDS = {"AGENT": AGENT, "LLM": LLM, "TOOL": TOOL, "RETRIEVER": TOOL}
+# The Vercel AI SDK's telemetry names its spans by `ai.operationId` and sets no GenAI operation.
+AI_SDK_OPERATIONS = {
+    "ai.generateText": AGENT, "ai.streamText": AGENT, "ai.generateObject": AGENT, "ai.streamObject": AGENT,
+    "ai.generateText.doGenerate": LLM, "ai.streamText.doStream": LLM, "ai.generateObject.doGenerate": LLM,
+    "ai.streamObject.doStream": LLM, "ai.toolCall": TOOL,
+}
 RETRIEVALS = ("retrieval", "RETRIEVER")
 SPAN_NAME = "(the span's name)"
 
@@ -108,6 +114,13 @@ def _of_run(name: str) -> str | None:
     return name[:-len(".run")] or None if isinstance(name, str) and name.endswith(".run") else None
 
 
+def _prompt(prompt: Any) -> Any:
+    """The AI SDK's `ai.prompt`: `{"system": …, "prompt": "…"}` or `{"messages": […]}`."""
+    if not isinstance(prompt, dict):
+        return prompt
+    return prompt["prompt"] if isinstance(prompt.get("prompt"), str) else _request(prompt.get("messages"))
+
+
 def _task(arguments: Any) -> Any:
     """smolagents' `run` arguments: the task is the request."""
     return arguments.get("task") if isinstance(arguments, dict) else None
@@ -130,19 +143,24 @@ def _called_with(arguments: Any) -> Any:
 ATTRIBUTES: dict[str, tuple[str | Read, ...]] = {
     "agent": (
         "gen_ai.agent.name", "agent.name", Read("agent_name", framework="pydantic-ai"),
-        Read(SPAN_NAME, _of_run, framework="smolagents", when="smolagents.max_steps"), Read(SPAN_NAME, _agent_of),
+        Read(SPAN_NAME, _of_run, framework="smolagents", when="smolagents.max_steps"),
+        Read("ai.telemetry.metadata.agent", framework="ai-sdk"), Read(SPAN_NAME, _agent_of),
     ),
     "skill": (
         "agentlog.skill", Read(SPAN_NAME, _of_run, framework="smolagents", when="smolagents.max_steps"),
-        Read(SPAN_NAME, _without_operation),
+        Read("ai.telemetry.functionId", framework="ai-sdk"), Read(SPAN_NAME, _without_operation),
     ),
     "requester": ("agentlog.requester", "enduser.id"),
     "session": ("gen_ai.conversation.id", "session.id"),
     "given": (
         Read("gen_ai.input.messages", _request), Read("pydantic_ai.all_messages", _first_request, "pydantic-ai"),
-        Read("input.value", _task, "smolagents", when="smolagents.max_steps"), "input.value",
+        Read("input.value", _task, "smolagents", when="smolagents.max_steps"), Read("ai.prompt", _prompt, "ai-sdk"),
+        "input.value",
     ),
-    "result": (Read("gen_ai.output.messages", _answer), Read("final_result", framework="pydantic-ai"), "output.value"),
+    "result": (
+        Read("gen_ai.output.messages", _answer), Read("final_result", framework="pydantic-ai"),
+        Read("ai.response.text", framework="ai-sdk"), "output.value",
+    ),
     "model": ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name"),
     "provider": ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"),
     "input_tokens": ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
@@ -153,18 +171,27 @@ ATTRIBUTES: dict[str, tuple[str | Read, ...]] = {
     ),
     "cost_micros": ("agentlog.cost_micros",),
     "system_prompt": ("gen_ai.system_instructions",),
-    "messages": ("gen_ai.input.messages", "gen_ai.prompt", "llm.input_messages.*", "input.value"),
-    "response": ("gen_ai.output.messages", "gen_ai.completion", "llm.output_messages.*", "output.value"),
-    "tool": ("gen_ai.tool.name", "tool.name"),
-    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id"),
+    "messages": (
+        "gen_ai.input.messages", "gen_ai.prompt", "llm.input_messages.*",
+        Read("ai.prompt.messages", framework="ai-sdk"), "input.value",
+    ),
+    "response": (
+        "gen_ai.output.messages", "gen_ai.completion", "llm.output_messages.*",
+        Read("ai.response.toolCalls", framework="ai-sdk"), Read("ai.response.text", framework="ai-sdk"), "output.value",
+    ),
+    "tool": ("gen_ai.tool.name", "tool.name", Read("ai.toolCall.name", framework="ai-sdk")),
+    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id", Read("ai.toolCall.id", framework="ai-sdk")),
     "input": (
         "gen_ai.tool.call.arguments", "gen_ai.retrieval.query.text", Read("input.value", _called_with, "smolagents"),
-        "input.value",
+        Read("ai.toolCall.args", framework="ai-sdk"), "input.value",
     ),
-    "output": ("gen_ai.tool.call.result", "gen_ai.retrieval.documents", "retrieval.documents.*", "output.value"),
+    "output": (
+        "gen_ai.tool.call.result", "gen_ai.retrieval.documents", "retrieval.documents.*",
+        Read("ai.toolCall.result", framework="ai-sdk"), "output.value",
+    ),
 }
 RESOURCE: dict[str, tuple[str, ...]] = {"agent": ("service.name",)}
-KIND_ATTRIBUTES = ("gen_ai.operation.name", "openinference.span.kind")
+KIND_ATTRIBUTES = ("gen_ai.operation.name", "openinference.span.kind", "ai.operationId")
 
 # The older GenAI conventions put content in span events rather than attributes.
 MESSAGE_EVENTS = {
@@ -261,7 +288,8 @@ def kind_of(attrs: dict[str, Any]) -> str:
     operation = attrs.get("gen_ai.operation.name")
     if operation in OPERATIONS:
         return OPERATIONS[operation]
-    return OPENINFERENCE_KINDS.get(str(attrs.get("openinference.span.kind", "")).upper(), OTHER)
+    openinference = OPENINFERENCE_KINDS.get(str(attrs.get("openinference.span.kind", "")).upper())
+    return openinference or AI_SDK_OPERATIONS.get(attrs.get("ai.operationId"), OTHER)
 
 
 def _first(attrs: dict[str, Any], sources: tuple[str | Read, ...], span_name: str = "") -> Any:
