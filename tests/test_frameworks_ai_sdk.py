@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.async_api import expect
 
+from tests.browser import visit
 from tests.frameworks import Tree, Workshop
 
 NODE_PROJECT = Path(__file__).resolve().parent / "node"
@@ -88,3 +90,15 @@ def test_the_root_verifies(run):
     workshop, tree = run
 
     assert workshop.verify(tree.root.id) == {"intact": True, "lines": tree.chain_length, "problem": None}
+
+
+async def test_the_inspector_shows_the_agent_its_request_and_its_answer(run, browser):
+    workshop, tree, *_ = run
+
+    async with visit(browser, workshop.server.url) as seen:
+        page = await seen.open(f"/inspect/{tree.root.id}", workshop.noor)
+        await expect(page.locator("h1, h2").first).to_contain_text("Estimator")
+        await expect(page.get_by_test_id("step-content").first).to_contain_text(ASKED)
+        await expect(page.get_by_test_id("step").last).to_contain_text(ANSWER)
+        await seen.screenshot("ai-sdk-estimate-repair")
+        assert seen.elsewhere == [] and seen.problems == []

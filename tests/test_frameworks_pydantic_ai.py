@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from playwright.async_api import expect
 from pydantic_ai import Agent, RunContext, capture_run_messages
 from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
@@ -17,6 +18,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.test import TestModel
 
+from tests.browser import visit
 from tests.frameworks import Tree, Workshop
 from tests.loopback_only import loopback_only  # noqa: F401  (a fixture)
 
@@ -188,3 +190,18 @@ def test_every_root_verifies(repair):
     workshop, tree, _ = repair
 
     assert workshop.verify(tree.root.id) == {"intact": True, "lines": tree.chain_length, "problem": None}
+
+
+async def test_the_inspector_shows_the_agent_its_request_and_its_answer(repair, browser):
+    workshop, tree, _ = repair
+
+    async with visit(browser, workshop.server.url) as seen:
+        page = await seen.open(f"/inspect/{tree.root.id}", workshop.noor)
+        steps = page.get_by_test_id("step")
+        await expect(page.locator("h1, h2").first).to_contain_text("Estimator")
+        await expect(page.get_by_test_id("step-content").first).to_contain_text(ASKED)
+        await expect(steps.filter(has_text="It asked for parts_for").get_by_test_id("step-content")).to_have_text(
+            '{"fault":"rear brake"}')
+        await expect(steps.last).to_contain_text(ANSWER)
+        await seen.screenshot("pydantic-ai-estimator")
+        assert seen.elsewhere == [] and seen.problems == []

@@ -11,10 +11,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from playwright.async_api import expect
 from openai.types.chat import ChatCompletion
 from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 from smolagents import OpenAIModel, ToolCallingAgent, tool
 
+from tests.browser import visit
 from tests.frameworks import Tree, Workshop
 from tests.loopback_only import loopback_only  # noqa: F401  (a fixture)
 
@@ -163,3 +165,15 @@ def test_the_root_verifies(run):
     workshop, tree, _ = run
 
     assert workshop.verify(tree.root.id) == {"intact": True, "lines": tree.chain_length, "problem": None}
+
+
+async def test_the_inspector_shows_the_agent_its_request_and_its_answer(run, browser):
+    workshop, tree, *_ = run
+
+    async with visit(browser, workshop.server.url) as seen:
+        page = await seen.open(f"/inspect/{tree.root.id}", workshop.noor)
+        await expect(page.locator("h1, h2").first).to_contain_text("Estimator")
+        await expect(page.get_by_test_id("step-content").first).to_contain_text(ASKED)
+        await expect(page.get_by_test_id("step").last).to_contain_text(ANSWER)
+        await seen.screenshot("smolagents-estimator")
+        assert seen.elsewhere == [] and seen.problems == []
