@@ -469,3 +469,9 @@ def test_evaluation_results_are_kept_on_the_model_call_they_judge():
     assert json.loads(mapped.drafts[0].payload)["evaluations"] == [{
         "name": "Relevance", "score.value": 0.8, "score.label": "relevant", "explanation": "It answers the question.",
     }]
+
+
+def test_a_span_name_that_looks_like_json_is_still_a_name():
+    mapped = map_span(RESOURCE, span(new_trace_id(), '["Estimator"]', {"gen_ai.operation.name": "invoke_agent"}))
+
+    assert (mapped.fields["agent"], mapped.fields["skill"]) == ("workshop", '["Estimator"]')

@@ -35,7 +35,7 @@ AI_SDK_OPERATIONS = {
     "ai.generateText.doGenerate": LLM, "ai.streamText.doStream": LLM, "ai.generateObject.doGenerate": LLM,
     "ai.streamObject.doStream": LLM, "ai.toolCall": TOOL,
 }
-RETRIEVALS = ("retrieval", "RETRIEVER")
+RETRIEVAL, RETRIEVER = "retrieval", "RETRIEVER"
 SPAN_NAME = "(the span's name)"
 
 
@@ -297,8 +297,8 @@ def _first(attrs: dict[str, Any], sources: tuple[str | Read, ...], span_name: st
         if isinstance(source, Read):
             if source.when is not None and source.when not in attrs:
                 continue
-            told = span_name if source.attribute == SPAN_NAME else attrs.get(source.attribute)
-            value = None if told is None else source.how(_json_or_text(told))
+            told = span_name if source.attribute == SPAN_NAME else _json_or_text(attrs.get(source.attribute))
+            value = None if told is None else source.how(told)
         elif source.endswith(".*"):
             value = _unflattened(attrs, source[:-1])
         else:
@@ -462,7 +462,8 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
             f["summary"] = sentences.model_call_failed(f["model"])
     else:
         _name_the_tool(mapped)
-        if attrs.get("gen_ai.operation.name") in RETRIEVALS or attrs.get("openinference.span.kind") in RETRIEVALS:
+        retrieval = attrs.get("gen_ai.operation.name") == RETRIEVAL
+        if retrieval or str(attrs.get("openinference.span.kind")).upper() == RETRIEVER:
             f["found"] = _ids_of(f["output"])
     f["duration_ms"] = (mapped.end_ns - mapped.start_ns) // 1_000_000
     f["is_error"] = mapped.failed
