@@ -22,9 +22,11 @@ from tests.shop import ROLES
 
 SETTLE_SECONDS = 30
 LINE = "seq kind tool toolCallId summary payload isError model inputTokens outputTokens"
-TASK = f"id agent skill status parent {{ id }} trace {{ {LINE} }}"
+TASK = f"id agent skill status given result parent {{ id }} trace {{ {LINE} }}"
 TREE = f"query($id: ID!) {{ task(id: $id) {{ {TASK} chainLength subtree {{ {TASK} }} }} }}"
 ROOTS = "{ tasks(filter: { rootsOnly: true }, first: 50) { edges { node { id skill status } } } }"
+WORDS = "given result trace { summary payload }"
+SEEN = f"query($id: ID!) {{ task(id: $id) {{ {WORDS} subtree {{ {WORDS} }} }} }}"
 
 
 @dataclass
@@ -35,6 +37,8 @@ class Task:
     status: str
     parent: str | None
     lines: list[dict[str, Any]]
+    given: str | None = None
+    result: Any = None
 
     def kinds(self, kind: str) -> list[dict[str, Any]]:
         return [line for line in self.lines if line["kind"] == kind]
@@ -79,6 +83,7 @@ class Workshop:
         self.name = f"shop-{os.urandom(4).hex()}"
         self.kit = issue_token("agent-kit", self.name, kit=True)
         self.noor = issue_token("noor", self.name, roles=["Manager", "Auditor"], name="Noor")
+        self.manager = issue_token("sam", self.name, roles=["Manager"], name="Sam")
         self.graphql("mutation($i: PoliciesInput!) { definePolicies(input: $i) { auditsAgents } }",
                      {"i": {cap: [role] for cap, role in ROLES.items()}}, self.kit)
 
@@ -118,6 +123,17 @@ class Workshop:
         tasks = [_task(found) for found in [root, *root["subtree"]]]
         return Tree(tasks[0], tasks, root["chainLength"])
 
+    def seen_by(self, token: str, task_id: str) -> dict[str, Any]:
+        """What a reader sees of a tree's words: the root's `given` and `result`, its tasks', and its lines'."""
+        found = self.graphql(SEEN, {"id": task_id}, token)["task"]
+        tasks = [found, *found["subtree"]]
+        return {
+            "given": [task["given"] for task in tasks],
+            "result": [task["result"] for task in tasks],
+            "summaries": [line["summary"] for task in tasks for line in task["trace"]],
+            "payloads": [line["payload"] for task in tasks for line in task["trace"]],
+        }
+
     def verify(self, task_id: str) -> dict[str, Any]:
         return self.graphql("query($id: ID!) { verifyTrace(task: $id) { intact lines problem } }",
                             {"id": task_id})["verifyTrace"]
@@ -125,4 +141,5 @@ class Workshop:
 
 def _task(found: dict[str, Any]) -> Task:
     parent = found["parent"]["id"] if found["parent"] else None
-    return Task(found["id"], found["agent"], found["skill"], found["status"], parent, found["trace"])
+    return Task(found["id"], found["agent"], found["skill"], found["status"], parent, found["trace"], found["given"],
+                found["result"])

@@ -139,13 +139,14 @@ def test_an_openinference_trace_follows_the_same_path(server):
                     failing.set_status(Status(StatusCode.ERROR, "no stock"))
 
     [task] = tenant.roots()
-    assert (task["agent"], task["modelCalls"], task["toolCalls"], task["inputTokens"]) == ("Estimator", 1, 1, 11)
-    lines = tenant.graphql("query($id: ID!) { task(id: $id) { given result record { kind isError payload } } }",
+    assert (task["agent"], task["modelCalls"], task["toolCalls"], task["inputTokens"]) == ("Estimator", 1, 2, 11)
+    lines = tenant.graphql("query($id: ID!) { task(id: $id) { given result record { kind tool isError payload } } }",
                            {"id": task["id"]})["task"]
     assert lines["given"] == "Ticket T-7" and lines["result"] == "One hour."
-    assert [line["kind"] for line in lines["record"]] == [
-        "STARTED", "MODEL_CALL", "TOOL_CALL", "TOOL_RESULT", "ENDED"]
-    assert lines["record"][3]["isError"] is True
+    assert [(line["kind"], line["tool"]) for line in lines["record"]] == [
+        ("STARTED", None), ("TOOL_CALL", "retrieve"), ("MODEL_CALL", None), ("TOOL_RESULT", "retrieve"),
+        ("TOOL_CALL", "PartsFor"), ("TOOL_RESULT", "PartsFor"), ("ENDED", None)]
+    assert [line["isError"] for line in lines["record"] if line["kind"] == "TOOL_RESULT"] == [False, True]
 
 
 def test_out_of_order_and_duplicated_batches_are_placed_once(server):

@@ -7,7 +7,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from models.errors import BadInput
 from resolvers.otlp.ingest import body_text
-from resolvers.otlp.mapping import AGENT, ATTRIBUTES, LLM, OTHER, TOOL, map_request, map_span
+from resolvers.otlp.mapping import AGENT, ATTRIBUTES, LLM, OTHER, SPAN_NAME, TOOL, Read, map_request, map_span
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span
 from tests.shop import Shop
 from tests.test_metrics import sample, scrape
@@ -15,7 +15,7 @@ from tests.test_metrics import sample, scrape
 RESOURCE = {"service.name": "workshop"}
 
 
-def test_every_kind_of_span_is_recognised_by_both_conventions():
+def test_every_kind_of_span_is_recognised_by_both_conventions_and_the_ai_sdks_operations():
     t = new_trace_id()
     kinds = {
         "invoke_agent": AGENT, "chat": LLM, "text_completion": LLM, "generate_content": LLM, "execute_tool": TOOL,
@@ -26,6 +26,9 @@ def test_every_kind_of_span_is_recognised_by_both_conventions():
     for oi_kind, kind in {"AGENT": AGENT, "LLM": LLM, "TOOL": TOOL, "CHAIN": OTHER}.items():
         assert map_span(RESOURCE, span(t, "x", {"openinference.span.kind": oi_kind, "llm.model_name": "m",
                                                  "tool.name": "x"})).kind == kind
+    for operation, kind in {"ai.generateText": AGENT, "ai.streamText.doStream": LLM, "ai.toolCall": TOOL}.items():
+        assert map_span(RESOURCE, span(t, operation, {"ai.operationId": operation, "gen_ai.request.model": "m",
+                                                       "ai.toolCall.name": "x"})).kind == kind
     assert map_span(RESOURCE, span(t, "HTTP GET", {"http.method": "GET"})).kind == OTHER
 
 
@@ -284,3 +287,204 @@ def test_an_evaluation_of_an_agents_work_is_kept_with_its_evaluator_score_and_la
     mapped = map_span(RESOURCE, evaluated)
 
     assert mapped.fields["evaluations"] == [{"evaluator": "relevance", "score": 0.8, "label": "relevant"}]
+
+
+PARTS_ASKED = [{"role": "user", "parts": [{"type": "text", "content": "Parts for T-7?"}]}]
+PARTS_SAID = [{"role": "assistant", "parts": [{"type": "text", "content": "Brake pads."}]}]
+SMOLAGENTS_RUN = {"smolagents.max_steps": 4, "openinference.span.kind": "AGENT"}
+
+AI_SDK_RUN = {"ai.operationId": "ai.generateText", "ai.telemetry.functionId": "estimate-repair"}
+AI_SDK_CALL = {"ai.operationId": "ai.generateText.doGenerate", "gen_ai.request.model": "m"}
+AI_SDK_TOOL = {"ai.operationId": "ai.toolCall", "ai.toolCall.name": "partsFor", "ai.toolCall.id": "call-2"}
+
+# (field, framework, attribute) -> a span telling the field only the framework's way, and what the field then is.
+QUIRKS = {
+    ("agent", "pydantic-ai", "agent_name"): (
+        span(new_trace_id(), "agent run", {"gen_ai.operation.name": "invoke_agent", "agent_name": "PartsClerk"}),
+        "PartsClerk"),
+    ("agent", "smolagents", SPAN_NAME): (span(new_trace_id(), "PartsClerk.run", SMOLAGENTS_RUN), "PartsClerk"),
+    ("skill", "smolagents", SPAN_NAME): (span(new_trace_id(), "PartsClerk.run", SMOLAGENTS_RUN), "PartsClerk"),
+    ("given", "pydantic-ai", "pydantic_ai.all_messages"): (
+        agent(new_trace_id(), "PartsClerk", **{"pydantic_ai.all_messages": PARTS_ASKED + PARTS_SAID + PARTS_ASKED}),
+        "Parts for T-7?"),
+    ("given", "smolagents", "input.value"): (
+        span(new_trace_id(), "PartsClerk.run", {**SMOLAGENTS_RUN, "input.value": {"task": "Parts for T-7?",
+                                                                                  "stream": False}}),
+        "Parts for T-7?"),
+    ("result", "pydantic-ai", "final_result"): (
+        agent(new_trace_id(), "PartsClerk", final_result="Brake pads."), "Brake pads."),
+    ("input", "smolagents", "input.value"): (
+        span(new_trace_id(), "SimpleTool", {"openinference.span.kind": "TOOL", "tool.name": "parts_for",
+                                            "input.value": {"args": [], "sanitize_inputs_outputs": True,
+                                                            "kwargs": {"fault": "rear brake"}}}),
+        {"fault": "rear brake"}),
+    ("agent", "ai-sdk", "ai.telemetry.metadata.agent"): (
+        span(new_trace_id(), "ai.generateText", {**AI_SDK_RUN, "ai.telemetry.metadata.agent": "Estimator"}),
+        "Estimator"),
+    ("skill", "ai-sdk", "ai.telemetry.functionId"): (span(new_trace_id(), "ai.generateText", AI_SDK_RUN),
+                                                     "estimate-repair"),
+    ("given", "ai-sdk", "ai.prompt"): (
+        span(new_trace_id(), "ai.generateText", {**AI_SDK_RUN, "ai.prompt": {"system": "You estimate.",
+                                                                               "prompt": "Parts for T-7?"}}),
+        "Parts for T-7?"),
+    ("result", "ai-sdk", "ai.response.text"): (
+        span(new_trace_id(), "ai.generateText", {**AI_SDK_RUN, "ai.response.text": "Brake pads."}), "Brake pads."),
+    ("messages", "ai-sdk", "ai.prompt.messages"): (
+        span(new_trace_id(), "ai.generateText.doGenerate", {**AI_SDK_CALL, "ai.prompt.messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Parts for T-7?"}]}]}),
+        [{"role": "user", "content": [{"type": "text", "text": "Parts for T-7?"}]}]),
+    ("response", "ai-sdk", "ai.response.toolCalls"): (
+        span(new_trace_id(), "ai.generateText.doGenerate", {**AI_SDK_CALL, "ai.response.toolCalls": [
+            {"toolCallId": "call-2", "toolName": "partsFor", "input": '{"fault":"rear brake"}'}]}),
+        [{"toolCallId": "call-2", "toolName": "partsFor", "input": '{"fault":"rear brake"}'}]),
+    ("response", "ai-sdk", "ai.response.text"): (
+        span(new_trace_id(), "ai.generateText.doGenerate", {**AI_SDK_CALL, "ai.response.text": "Brake pads."}),
+        "Brake pads."),
+    ("tool", "ai-sdk", "ai.toolCall.name"): (span(new_trace_id(), "ai.toolCall", AI_SDK_TOOL), "partsFor"),
+    ("tool_call_id", "ai-sdk", "ai.toolCall.id"): (span(new_trace_id(), "ai.toolCall", AI_SDK_TOOL), "call-2"),
+    ("input", "ai-sdk", "ai.toolCall.args"): (
+        span(new_trace_id(), "ai.toolCall", {**AI_SDK_TOOL, "ai.toolCall.args": {"fault": "rear brake"}}),
+        {"fault": "rear brake"}),
+    ("output", "ai-sdk", "ai.toolCall.result"): (
+        span(new_trace_id(), "ai.toolCall", {**AI_SDK_TOOL, "ai.toolCall.result": ["brake pads"]}), ["brake pads"]),
+}
+
+
+def test_every_framework_quirk_in_the_table_has_its_example_here():
+    rows = {(name, source.framework, source.attribute) for name, sources in ATTRIBUTES.items() for source in sources
+            if isinstance(source, Read) and source.framework}
+
+    assert rows == set(QUIRKS)
+
+
+@pytest.mark.parametrize("row", QUIRKS, ids=" / ".join)
+def test_each_framework_quirk_is_read_as_its_row_says(row):
+    name, _, _ = row
+    told, expected = QUIRKS[row]
+
+    assert map_span(RESOURCE, told).fields[name] == expected
+
+
+def test_the_conventions_come_before_a_frameworks_own_attributes():
+    mapped = map_span(RESOURCE, agent(new_trace_id(), "Estimator", agent_name="Other", **{
+        "gen_ai.input.messages": [{"role": "user", "parts": [{"type": "text", "content": "T-7?"}]}],
+        "pydantic_ai.all_messages": PARTS_ASKED, "final_result": "Brake pads.",
+        "gen_ai.output.messages": [{"role": "assistant", "parts": [{"type": "text", "content": "One hour."}]}],
+    }))
+
+    assert (mapped.fields["agent"], mapped.fields["given"], mapped.fields["result"]) == (
+        "Estimator", "T-7?", "One hour.")
+
+
+def test_an_agent_span_naming_its_agent_is_that_agent_never_the_service():
+    invoke = {"gen_ai.operation.name": "invoke_agent"}
+    named = map_span(RESOURCE, span(new_trace_id(), "invoke_agent Estimator", invoke))
+    unnamed = map_span(RESOURCE, span(new_trace_id(), "invoke_agent", invoke))
+
+    assert (named.fields["agent"], named.fields["skill"]) == ("Estimator", "Estimator")
+    assert (unnamed.fields["agent"], unnamed.fields["skill"]) == ("workshop", "workshop")
+
+
+def test_the_skill_is_the_span_name_less_the_operation():
+    t = new_trace_id()
+    repair = map_span(RESOURCE, agent(t, "Estimator", **{"agentlog.skill": "EstimateRepair"}))
+    named = map_span(RESOURCE, agent(t, "Estimator"))
+    other = map_span(RESOURCE, span(t, "Weather run", {"openinference.span.kind": "AGENT"}))
+
+    assert (repair.fields["skill"], named.fields["skill"], other.fields["skill"]) == (
+        "EstimateRepair", "Estimator", "Weather run")
+
+
+def test_a_request_or_answer_that_is_not_only_words_is_kept_as_json():
+    asked = [{"role": "user", "parts": [{"type": "uri", "uri": "https://shop.example/t7.jpg"}]}]
+    called = [{"role": "assistant", "parts": [{"type": "tool_call", "name": "parts_for", "arguments": {}}]}]
+    mapped = map_span(RESOURCE, agent(new_trace_id(), **{"gen_ai.input.messages": asked,
+                                                          "gen_ai.output.messages": called}))
+
+    assert json.loads(mapped.fields["given"]) == asked
+    assert mapped.fields["result"] == called
+
+
+def test_system_instructions_are_kept_as_their_parts():
+    parts = [{"type": "text", "content": "You estimate bicycle repairs."}]
+    mapped = map_span(RESOURCE, chat(new_trace_id(), new_span_id(), **{"gen_ai.system_instructions": parts}))
+
+    assert mapped.fields["system_prompt"] == parts
+    assert json.loads(mapped.drafts[0].payload)["systemPrompt"] == parts
+
+
+def test_openinference_flattened_messages_with_parts_and_tool_calls_become_their_structure():
+    mapped = map_span(RESOURCE, span(new_trace_id(), "ScriptedModel.generate", {
+        "openinference.span.kind": "LLM", "llm.model_name": "m",
+        "input.value": '{"messages": ["ChatMessage(role=<MessageRole.USER: \'user\'>)"]}',
+        "llm.input_messages.0.message.role": "user",
+        "llm.input_messages.0.message.contents.0.message_content.type": "text",
+        "llm.input_messages.0.message.contents.0.message_content.text": "T-7?",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "parts_for",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": '{"fault": "rear brake"}',
+        "output.value": '{"raw": "ChatCompletion(id=\'c1\')"}',
+    }))
+
+    assert mapped.fields["messages"] == [{"role": "user", "contents": [{"type": "text", "text": "T-7?"}]}]
+    assert mapped.fields["response"] == [{"role": "assistant", "tool_calls": [
+        {"id": "c1", "function": {"name": "parts_for", "arguments": {"fault": "rear brake"}}}]}]
+
+
+def test_a_workflow_is_a_task_named_by_the_workflow():
+    mapped = map_span(RESOURCE, span(new_trace_id(), "invoke_workflow Repair intake", {
+        "gen_ai.operation.name": "invoke_workflow", "input.value": "Ticket T-7"}))
+
+    assert mapped.kind == AGENT
+    assert (mapped.fields["agent"], mapped.fields["skill"], mapped.fields["given"]) == (
+        "workshop", "Repair intake", "Ticket T-7")
+
+
+FOUND = [{"id": "manual-4", "score": 0.91, "content": "Bleed the brake."}, {"id": "manual-9", "score": 0.5}]
+
+
+@pytest.mark.parametrize("convention", ["GenAI", "OpenInference"])
+def test_a_retrieval_is_a_tool_call_with_its_query_and_what_it_found(convention):
+    if convention == "GenAI":
+        told = span(new_trace_id(), "retrieval manuals", {
+            "gen_ai.operation.name": "retrieval", "gen_ai.data_source.id": "manuals",
+            "gen_ai.retrieval.query.text": "rear brake bleeding", "gen_ai.retrieval.documents": FOUND})
+    else:
+        told = span(new_trace_id(), "retrieval manuals", {
+            "openinference.span.kind": "RETRIEVER", "input.value": "rear brake bleeding",
+            **{f"retrieval.documents.{i}.document.{key}": value for i, found in enumerate(FOUND)
+               for key, value in found.items()}})
+    mapped = map_span(RESOURCE, told)
+
+    call, result = mapped.drafts
+    assert mapped.kind == TOOL and mapped.fields["tool"] == "retrieval manuals"
+    assert (json.loads(call.payload), json.loads(result.payload)) == ("rear brake bleeding", FOUND)
+    assert result.summary == "retrieval manuals found manual-4, manual-9."
+
+
+def test_a_retrieval_that_found_nothing_says_so():
+    mapped = map_span(RESOURCE, span(new_trace_id(), "retrieval", {
+        "gen_ai.operation.name": "retrieval", "gen_ai.retrieval.query.text": "tubeless valves",
+        "gen_ai.retrieval.documents": []}))
+
+    assert mapped.drafts[1].summary == "retrieval found nothing."
+
+
+def test_evaluation_results_are_kept_on_the_model_call_they_judge():
+    mapped = map_span(RESOURCE, span(new_trace_id(), "chat m", {"gen_ai.operation.name": "chat",
+                                                                 "gen_ai.request.model": "m"}, events=[
+        ("gen_ai.evaluation.result", {"gen_ai.evaluation.name": "Relevance", "gen_ai.evaluation.score.value": 0.8,
+                                      "gen_ai.evaluation.score.label": "relevant",
+                                      "gen_ai.evaluation.explanation": "It answers the question."}),
+    ]))
+
+    assert json.loads(mapped.drafts[0].payload)["evaluations"] == [{
+        "name": "Relevance", "score.value": 0.8, "score.label": "relevant", "explanation": "It answers the question.",
+    }]
+
+
+def test_a_span_name_that_looks_like_json_is_still_a_name():
+    mapped = map_span(RESOURCE, span(new_trace_id(), '["Estimator"]', {"gen_ai.operation.name": "invoke_agent"}))
+
+    assert (mapped.fields["agent"], mapped.fields["skill"]) == ("workshop", '["Estimator"]')

@@ -1,5 +1,5 @@
-"""From OpenTelemetry spans to agentlog's fields: the GenAI semantic conventions (old and new names) and
-OpenInference's, in one table.
+"""From OpenTelemetry spans to agentlog's fields: the GenAI semantic conventions (old and new names) first,
+OpenInference's next, and each framework's own ways (a `Read` naming its framework) after them, in one table.
 
 Pure: a decoded span in, a `Mapped` span (or the reason it cannot be mapped) out. No database, no HTTP.
 """
@@ -10,6 +10,7 @@ import base64
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,22 +21,146 @@ AGENT, LLM, TOOL, OTHER = "agent", "llm", "tool", "other"
 
 OPERATIONS = {
     "invoke_agent": AGENT,
+    "invoke_workflow": AGENT,
     "chat": LLM,
     "text_completion": LLM,
     "generate_content": LLM,
     "execute_tool": TOOL,
+    "retrieval": TOOL,
 }
-OPENINFERENCE_KINDS = {"AGENT": AGENT, "LLM": LLM, "TOOL": TOOL}
+OPENINFERENCE_KINDS = {"AGENT": AGENT, "LLM": LLM, "TOOL": TOOL, "RETRIEVER": TOOL}
+# The Vercel AI SDK's telemetry names its spans by `ai.operationId` and sets no GenAI operation.
+AI_SDK_OPERATIONS = {
+    "ai.generateText": AGENT, "ai.streamText": AGENT, "ai.generateObject": AGENT, "ai.streamObject": AGENT,
+    "ai.generateText.doGenerate": LLM, "ai.streamText.doStream": LLM, "ai.generateObject.doGenerate": LLM,
+    "ai.streamObject.doStream": LLM, "ai.toolCall": TOOL,
+}
+RETRIEVAL, RETRIEVER = "retrieval", "RETRIEVER"
+SPAN_NAME = "(the span's name)"
 
-# Our field -> the span attributes that give it, the first present wins. Resource attributes are consulted
-# only where RESOURCE says so, and never for the tenant.
-ATTRIBUTES: dict[str, tuple[str, ...]] = {
-    "agent": ("gen_ai.agent.name", "agent.name"),
-    "skill": ("agentlog.skill",),
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """A field told in a way that needs reading: `attribute` (the span's name when SPAN_NAME) turned into the field
+    by `how`, which answers None when the value does not tell it; only on spans carrying `when`, if named. A row
+    naming its `framework` is that framework's quirk."""
+
+    attribute: str
+    how: Callable[[Any], Any] = _as_is
+    framework: str | None = None
+    when: str | None = None
+
+
+def _text_of(message: Any) -> str | None:
+    """A message's words: its `content` when text, else its text parts (`{"type": "text", "content": …}`)."""
+    if not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = message.get("parts") if isinstance(message.get("parts"), list) else content
+    if not isinstance(parts, list):
+        return None
+    texts = [part.get("content", part.get("text")) for part in parts
+             if isinstance(part, dict) and part.get("type") == "text"]
+    return "\n\n".join(text for text in texts if isinstance(text, str)) or None
+
+
+def _words_of(messages: Any, role: str) -> Any:
+    """What the messages of this role say, as text; messages whose words are not text as they are."""
+    if not isinstance(messages, list):
+        return messages
+    said = [_text_of(m) for m in messages if isinstance(m, dict) and m.get("role") == role]
+    return "\n\n".join(text for text in said if text) or (messages or None)
+
+
+def _request(messages: Any) -> Any:
+    return _words_of(messages, "user")
+
+
+def _answer(messages: Any) -> Any:
+    return _words_of(messages, "assistant")
+
+
+def _first_request(messages: Any) -> Any:
+    """The request of a whole conversation: its messages before the first answer."""
+    if not isinstance(messages, list):
+        return None
+    answered = next((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "assistant"),
+                    len(messages))
+    return _request(messages[:answered])
+
+
+OPERATION_NAMES = re.compile(r"(?:invoke_agent|invoke_workflow)(?: (?P<rest>.+))?")
+
+
+def _without_operation(name: str) -> str | None:
+    """`invoke_agent Estimator` -> `Estimator`; a span name of the operation alone tells nothing."""
+    named = OPERATION_NAMES.fullmatch(name)
+    return name or None if named is None else named["rest"]
+
+
+def _agent_of(name: str) -> str | None:
+    """The agent an `invoke_agent` span is named after."""
+    return name[len("invoke_agent "):] or None if name.startswith("invoke_agent ") else None
+
+
+def _of_run(name: str) -> str | None:
+    """smolagents names an agent's span `Estimator.run`."""
+    return name[:-len(".run")] or None if isinstance(name, str) and name.endswith(".run") else None
+
+
+def _prompt(prompt: Any) -> Any:
+    """The AI SDK's `ai.prompt`: `{"system": …, "prompt": "…"}` or `{"messages": […]}`."""
+    if not isinstance(prompt, dict):
+        return prompt
+    return prompt["prompt"] if isinstance(prompt.get("prompt"), str) else _request(prompt.get("messages"))
+
+
+def _task(arguments: Any) -> Any:
+    """smolagents' `run` arguments: the task is the request."""
+    return arguments.get("task") if isinstance(arguments, dict) else None
+
+
+SMOLAGENTS_CALL = {"args", "kwargs", "sanitize_inputs_outputs"}
+
+
+def _called_with(arguments: Any) -> Any:
+    """smolagents writes a tool's input as `Tool.__call__`'s own arguments; the call's are its `kwargs` (or its one
+    positional argument)."""
+    if not isinstance(arguments, dict) or set(arguments) != SMOLAGENTS_CALL:
+        return None
+    args = arguments["args"] if isinstance(arguments["args"], list) else [arguments["args"]]
+    return arguments["kwargs"] or (args[0] if len(args) == 1 else args)
+
+
+# Our field -> where it is told, the first present wins: an attribute, a flattened list (`name.*`), or a Read.
+# Resource attributes are consulted only where RESOURCE says so, and never for the tenant.
+ATTRIBUTES: dict[str, tuple[str | Read, ...]] = {
+    "agent": (
+        "gen_ai.agent.name", "agent.name", Read("agent_name", framework="pydantic-ai"),
+        Read(SPAN_NAME, _of_run, framework="smolagents", when="smolagents.max_steps"),
+        Read("ai.telemetry.metadata.agent", framework="ai-sdk"), Read(SPAN_NAME, _agent_of),
+    ),
+    "skill": (
+        "agentlog.skill", Read(SPAN_NAME, _of_run, framework="smolagents", when="smolagents.max_steps"),
+        Read("ai.telemetry.functionId", framework="ai-sdk"), Read(SPAN_NAME, _without_operation),
+    ),
     "requester": ("agentlog.requester", "enduser.id"),
     "session": ("gen_ai.conversation.id", "session.id"),
-    "given": ("input.value",),
-    "result": ("output.value",),
+    "given": (
+        Read("gen_ai.input.messages", _request), Read("pydantic_ai.all_messages", _first_request, "pydantic-ai"),
+        Read("input.value", _task, "smolagents", when="smolagents.max_steps"), Read("ai.prompt", _prompt, "ai-sdk"),
+        "input.value",
+    ),
+    "result": (
+        Read("gen_ai.output.messages", _answer), Read("final_result", framework="pydantic-ai"),
+        Read("ai.response.text", framework="ai-sdk"), "output.value",
+    ),
     "model": ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name"),
     "provider": ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"),
     "input_tokens": ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"),
@@ -46,12 +171,24 @@ ATTRIBUTES: dict[str, tuple[str, ...]] = {
     ),
     "cost_micros": ("agentlog.cost_micros",),
     "system_prompt": ("gen_ai.system_instructions",),
-    "messages": ("gen_ai.input.messages", "gen_ai.prompt", "input.value"),
-    "response": ("gen_ai.output.messages", "gen_ai.completion", "output.value"),
-    "tool": ("gen_ai.tool.name", "tool.name"),
-    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id"),
-    "input": ("gen_ai.tool.call.arguments", "input.value"),
-    "output": ("gen_ai.tool.call.result", "output.value"),
+    "messages": (
+        "gen_ai.input.messages", "gen_ai.prompt", "llm.input_messages.*",
+        Read("ai.prompt.messages", framework="ai-sdk"), "input.value",
+    ),
+    "response": (
+        "gen_ai.output.messages", "gen_ai.completion", "llm.output_messages.*",
+        Read("ai.response.toolCalls", framework="ai-sdk"), Read("ai.response.text", framework="ai-sdk"), "output.value",
+    ),
+    "tool": ("gen_ai.tool.name", "tool.name", Read("ai.toolCall.name", framework="ai-sdk")),
+    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id", Read("ai.toolCall.id", framework="ai-sdk")),
+    "input": (
+        "gen_ai.tool.call.arguments", "gen_ai.retrieval.query.text", Read("input.value", _called_with, "smolagents"),
+        Read("ai.toolCall.args", framework="ai-sdk"), "input.value",
+    ),
+    "output": (
+        "gen_ai.tool.call.result", "gen_ai.retrieval.documents", "retrieval.documents.*",
+        Read("ai.toolCall.result", framework="ai-sdk"), "output.value",
+    ),
 }
 RESOURCE: dict[str, tuple[str, ...]] = {"agent": ("service.name",)}
 
@@ -68,6 +205,7 @@ CHOICE_EVENT = "gen_ai.choice"
 # An evaluation of an agent's work, told as an event of its span: it becomes a review by that evaluator.
 EVALUATION_EVENTS = {"gen_ai.evaluation.result": ("gen_ai.evaluation.name", "gen_ai.evaluation.score.value",
                                                   "gen_ai.evaluation.score.label")}
+EVALUATION_PREFIX = "gen_ai.evaluation."
 
 FIELDS_BY_KIND = {
     AGENT: ("agent", "skill", "requester", "session", "given", "result"),
@@ -76,8 +214,7 @@ FIELDS_BY_KIND = {
     TOOL: ("tool", "tool_call_id", "input", "output"),
 }
 COUNTS = {"input_tokens", "output_tokens", "cached_input_tokens", "cost_micros"}
-TEXTS = {"agent", "skill", "requester", "session", "given", "model", "provider", "system_prompt", "tool",
-         "tool_call_id"}
+TEXTS = {"agent", "skill", "requester", "session", "given", "model", "provider", "tool", "tool_call_id"}
 ATTRIBUTE_BYTES = 1_000_000
 STATUS_ERROR = 2
 UNKNOWN = "unknown"
@@ -158,12 +295,21 @@ def kind_of(attrs: dict[str, Any]) -> str:
     operation = attrs.get("gen_ai.operation.name")
     if operation in OPERATIONS:
         return OPERATIONS[operation]
-    return OPENINFERENCE_KINDS.get(str(attrs.get("openinference.span.kind", "")).upper(), OTHER)
+    openinference = OPENINFERENCE_KINDS.get(str(attrs.get("openinference.span.kind", "")).upper())
+    return openinference or AI_SDK_OPERATIONS.get(attrs.get("ai.operationId"), OTHER)
 
 
-def _first(attrs: dict[str, Any], names: tuple[str, ...]) -> Any:
-    for name in names:
-        value = attrs.get(name)
+def _first(attrs: dict[str, Any], sources: tuple[str | Read, ...], span_name: str = "") -> Any:
+    for source in sources:
+        if isinstance(source, Read):
+            if source.when is not None and source.when not in attrs:
+                continue
+            told = span_name if source.attribute == SPAN_NAME else _json_or_text(attrs.get(source.attribute))
+            value = None if told is None else source.how(told)
+        elif source.endswith(".*"):
+            value = _unflattened(attrs, source[:-1])
+        else:
+            value = attrs.get(source)
         if value is not None:
             return value
     return None
@@ -204,19 +350,37 @@ def _text(value: Any) -> str | None:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-FLATTENED = ("llm.input_messages.", "llm.output_messages.")
+WRAPPERS = frozenset({"message", "message_content", "tool_call", "document"})
+PARSED = frozenset({"arguments", "metadata"})
 
 
-def _flattened_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]] | None:
-    """OpenInference's flattened lists: `llm.input_messages.0.message.role`, `….content`."""
-    found: dict[int, dict[str, Any]] = {}
+def _unflattened(attrs: dict[str, Any], prefix: str) -> list[Any] | None:
+    """OpenInference's flattened lists as the structure they flatten: `llm.input_messages.0.message.role`,
+    `….0.message.contents.0.message_content.text`, `….tool_calls.0.tool_call.function.arguments` (JSON, parsed),
+    `retrieval.documents.0.document.id`."""
+    root: dict[str, Any] = {}
     for key, value in attrs.items():
         if not key.startswith(prefix):
             continue
-        index, _, rest = key[len(prefix):].partition(".message.")
-        if index.isdigit() and rest in ("role", "content"):
-            found.setdefault(int(index), {})[rest] = value
-    return [found[i] for i in sorted(found)] or None
+        path = [part for part in key[len(prefix):].split(".") if part not in WRAPPERS]
+        node: Any = root
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                break
+        else:
+            node[path[-1]] = _json_or_text(value) if path[-1] in PARSED else value
+    listed = _listed(root)
+    return listed if isinstance(listed, list) and listed else None
+
+
+def _listed(node: Any) -> Any:
+    if not isinstance(node, dict):
+        return node
+    items = {key: _listed(value) for key, value in node.items()}
+    if items and all(key.isdigit() for key in items):
+        return [items[key] for key in sorted(items, key=int)]
+    return items
 
 
 def _event_content(span: Any) -> tuple[list[Any] | None, Any]:
@@ -241,7 +405,8 @@ def _event_content(span: Any) -> tuple[list[Any] | None, Any]:
 
 
 def _evaluations(span: Any) -> list[dict[str, Any]]:
-    """The evaluation results told of an agent's span: each evaluator's name, score and label."""
+    """The evaluation results told of an agent's span, which become its reviews: each evaluator's name, score and
+    label."""
     found = []
     for event in span.events:
         if event.name in EVALUATION_EVENTS:
@@ -281,11 +446,11 @@ def map_span(resource_attrs: dict[str, Any], span: Any) -> Mapped:
     if kind == OTHER or (mapped.marker and kind != AGENT):
         return mapped
     for name in FIELDS_BY_KIND[kind]:
-        value = _first(attrs, ATTRIBUTES[name])
+        value = _first(attrs, ATTRIBUTES[name], span.name)
         if value is None and name in RESOURCE:
             value = _first(resource_attrs, RESOURCE[name])
         if name in COUNTS:
-            value = _count(ATTRIBUTES[name][0], value)
+            value = _count(str(ATTRIBUTES[name][0]), value)
         elif name in TEXTS:
             value = _text(value)
         else:
@@ -311,7 +476,7 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
     f = mapped.fields
     if mapped.kind == AGENT:
         f["agent"] = f["agent"] or UNKNOWN
-        f["skill"] = f["skill"] or mapped.name or UNKNOWN
+        f["skill"] = f["skill"] or f["agent"]
         f["actor"] = _text(resource_attrs.get("service.name")) or f["agent"]
         for name in ("agent", "skill", "requester", "session", "actor"):
             checks.name(name, f[name])
@@ -319,12 +484,10 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
         checks.json_text("result", f["result"])
         f["evaluations"] = _evaluations(span)
         return
+    evaluations = _evaluations_as_told(span)
+    if evaluations:
+        f["evaluations"] = evaluations
     if mapped.kind == LLM:
-        flattened = any(key.startswith(FLATTENED) for key in attrs)
-        if f["messages"] is None and flattened:
-            f["messages"] = _flattened_messages(attrs, "llm.input_messages.")
-        if f["response"] is None and flattened:
-            f["response"] = _flattened_messages(attrs, "llm.output_messages.")
         if f["messages"] is None or f["response"] is None:
             messages, response = _event_content(span)
             f["messages"] = f["messages"] if f["messages"] is not None else messages
@@ -339,9 +502,28 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
             f["summary"] = sentences.model_call_failed(f["model"])
     else:
         _name_the_tool(mapped)
+        retrieval = attrs.get("gen_ai.operation.name") == RETRIEVAL
+        if retrieval or str(attrs.get("openinference.span.kind")).upper() == RETRIEVER:
+            f["found"] = _ids_of(f["output"])
     f["duration_ms"] = (mapped.end_ns - mapped.start_ns) // 1_000_000
     f["is_error"] = mapped.failed
     mapped.drafts = drafts_of(mapped.kind, f)
+
+
+def _evaluations_as_told(span: Any) -> list[dict[str, Any]]:
+    """The GenAI conventions' evaluation results told on a span that is no agent's, kept with its content as told:
+    `gen_ai.evaluation.name`, `….score.value`, `….score.label`, `….explanation`, without their prefix."""
+    return [
+        {key.removeprefix(EVALUATION_PREFIX): value for key, value in attributes_of(event.attributes).items()}
+        for event in span.events if event.name in EVALUATION_EVENTS
+    ]
+
+
+def _ids_of(documents: Any) -> list[str]:
+    """The ids of what a retrieval found, in its order."""
+    if not isinstance(documents, list):
+        return []
+    return [str(d["id"]) for d in documents if isinstance(d, dict) and d.get("id") is not None]
 
 
 def _name_the_tool(mapped: Mapped) -> None:
@@ -362,6 +544,10 @@ def drafts_of(kind: str, fields: dict[str, Any]) -> tuple[lines.Draft, ...]:
     """The lines a model call or tool span becomes, checked as the kit's mutations check them."""
     if kind == LLM:
         return (lines.model_call(fields),)
+    found = fields.get("found")
+    if found is not None:
+        result = sentences.retrieved(fields["tool"], found, bool(fields.get("is_error")))
+        return lines.tool_call(fields), lines.tool_result({**fields, "summary": result})
     handed_to = fields.get("handed_to")
     if handed_to:
         result = sentences.handoff_result(handed_to, bool(fields.get("is_error")))

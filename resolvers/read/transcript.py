@@ -51,6 +51,19 @@ def content(event: TraceEvent | None) -> Any:
     return json.loads(event.payload)
 
 
+def instructions_text(instructions: Any) -> str | None:
+    """The instructions as text: as recorded when text, the words of their text parts when sent as the GenAI
+    conventions' parts (`[{"type": "text", "content": …}]`), else their JSON."""
+    if instructions is None or isinstance(instructions, str):
+        return instructions
+    if isinstance(instructions, list) and all(
+        isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("content"), str)
+        for part in instructions
+    ):
+        return "\n\n".join(part["content"] for part in instructions)
+    return json.dumps(instructions, ensure_ascii=False, separators=(",", ":"))
+
+
 def pair(calls: list[TraceEvent], results: list[TraceEvent]) -> dict[int, TraceEvent]:
     """Each call's result, keyed by the call's seq: by toolCallId, else by order among the lines without one."""
     by_id: dict[str, deque[TraceEvent]] = defaultdict(deque)
@@ -103,7 +116,7 @@ def _turns_of_task(task: AgentTask, lines: list[TraceEvent]) -> list[Turn]:
                     task=task,
                     model=line.model,
                     at=line.at,
-                    system_prompt=said.get("systemPrompt"),
+                    system_prompt=instructions_text(said.get("systemPrompt")),
                     messages=said.get("messages"),
                     response=said.get("response"),
                     withheld_reason=withheld_reason(line),

@@ -72,11 +72,15 @@ def model_call(data: dict[str, Any], at: str = "") -> Draft:
     route_rule = checks.name(f"{at}routeRule", data.get("route_rule"))
     provider = checks.name(f"{at}provider", data.get("provider"))
     classification = checks.name(f"{at}classification", data.get("classification"))
+    system_prompt = data.get("system_prompt")
     content = {
-        "systemPrompt": checks.text(f"{at}systemPrompt", data.get("system_prompt"), checks.TEXT_CHARS),
+        "systemPrompt": checks.text(f"{at}systemPrompt", system_prompt, checks.TEXT_CHARS)
+        if system_prompt is None or isinstance(system_prompt, str) else system_prompt,
         "messages": data.get("messages"),
         "response": data.get("response"),
     }
+    if data.get("evaluations"):
+        content["evaluations"] = data["evaluations"]
     payload = checks.json_object(at, content)
     summary = checks.text(f"{at}summary", data.get("summary"))
     call = {

@@ -62,6 +62,18 @@ def tool_result(tool: str, is_error: bool, duration_ms: int | None) -> str:
     return f"{tool} failed{took}." if is_error else f"{tool} answered{took}."
 
 
+def retrieved(tool: str, found: list[str], is_error: bool) -> str:
+    if is_error:
+        return f"{tool} failed."
+    if not found:
+        return f"{tool} found nothing."
+    more = len(found) - FOUND_SHOWN
+    return f"{tool} found {', '.join(found[:FOUND_SHOWN])}{f' and {more} more' if more > 0 else ''}."
+
+
+FOUND_SHOWN = 10
+
+
 def handed_off(agent: str) -> str:
     return f"It handed the work to {agent}."
 
