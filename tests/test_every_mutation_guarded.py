@@ -13,6 +13,7 @@ import graphql
 import pytest
 
 from graph.api.mutations.erasure import REQUIRES
+from graph.api.mutations.stop import WHO as STOPPERS
 from graph.api.schema import build_schema
 from permissions.tokens import issue_token
 from tests.shop import ROLES, Shop
@@ -29,12 +30,15 @@ def who_may_call(name: str) -> str:
         return "kit"
     if REQUIRES in description:
         return "eraser"
-    raise AssertionError(f"{name}: its description says neither {KIT_ONLY!r} nor {REQUIRES!r}")
+    if STOPPERS in description:
+        return "stopper"
+    raise AssertionError(f"{name}: its description says none of {KIT_ONLY!r}, {REQUIRES!r}, {STOPPERS!r}")
 
 
 MUTATIONS = sorted(SCHEMA.mutation_type.fields)
 KIT_MUTATIONS = [name for name in MUTATIONS if who_may_call(name) == "kit"]
 ERASURES = [name for name in MUTATIONS if who_may_call(name) == "eraser"]
+STOPS = [name for name in MUTATIONS if who_may_call(name) == "stopper"]
 
 
 def one_of(type_: graphql.GraphQLInputObjectType) -> bool:
@@ -77,7 +81,7 @@ async def finished(client) -> tuple[Shop, str]:
 
 def test_every_mutation_says_who_may_call_it():
     assert KIT_MUTATIONS and ERASURES
-    assert set(KIT_MUTATIONS) | set(ERASURES) == set(MUTATIONS)
+    assert set(KIT_MUTATIONS) | set(ERASURES) | set(STOPS) == set(MUTATIONS)
 
 
 async def refused(shop: Shop, name: str, task: str, token: str | None) -> str:
@@ -121,3 +125,22 @@ async def test_an_erasure_refuses_every_caller_without_the_erasure_capability(fi
 
     body = await shop.client.post(*call(name, task), shop.person("pia", eraser))
     assert all(e["extensions"]["code"] != "FORBIDDEN" for e in body.get("errors") or []), body
+
+
+@pytest.mark.parametrize("name", STOPS)
+async def test_a_stop_refuses_the_kit_and_every_person_but_a_supervisor_and_who_asked(finished, name):
+    shop, task = finished
+    supervisor = ROLES["supervisesAgents"]
+    others = [role for role in EVERY_ROLE if role != supervisor]
+    people = {role: shop.person(f"p-{role.lower()}", role) for role in others}
+    people["every other role"] = shop.person("boss", *others)
+    people["kit"] = shop.kit
+    people["kit with the supervisor role"] = issue_token("agent-kit", shop.tenant, roles=[supervisor], kit=True)
+
+    for who, token in people.items():
+        assert await refused(shop, name, task, token) == "FORBIDDEN", who
+    assert await refused(shop, name, task, None) == "UNAUTHENTICATED"
+
+    for allowed in (shop.person("pat", supervisor), shop.mia):
+        body = await shop.client.post(*call(name, task), allowed)
+        assert all(e["extensions"]["code"] != "FORBIDDEN" for e in body.get("errors") or []), body

@@ -15,11 +15,12 @@ class TaskEventName(Enum):
     AgentTaskFailed = "AgentTaskFailed"
     AgentTaskStopped = "AgentTaskStopped"
     AgentWorkErased = "AgentWorkErased"
+    AgentTaskStopAsked = "AgentTaskStopAsked"
 
 
 @strawberry.type(description="Something that happened to a task the subscriber may read.")
 class TaskEvent:
-    event: TaskEventName = strawberry.field(description="What happened: started, finished (DONE), failed, stopped, erased.")
+    event: TaskEventName = strawberry.field(description="What happened: started, finished (DONE), failed, stopped, erased, asked to stop.")
     task: AgentTask = strawberry.field(
         description="The task as the subscriber may read it now; for work since forgotten, its figures as they stood."
     )

@@ -24,6 +24,7 @@ class LineKind(StrEnum):
     TOOL_RESULT = "TOOL_RESULT"
     ASKED_FOR_HELP = "ASKED_FOR_HELP"
     SENT_BACK = "SENT_BACK"
+    STOP_ASKED = "STOP_ASKED"
     ENDED = "ENDED"
     ERASED = "ERASED"
 

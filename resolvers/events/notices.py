@@ -20,7 +20,10 @@ from permissions.access import ancestor_ids
 
 log = logging.getLogger("agentlog.events")
 
-EVENTS = ("AgentTaskStarted", "AgentTaskFinished", "AgentTaskFailed", "AgentTaskStopped", "AgentWorkErased")
+EVENTS = (
+    "AgentTaskStarted", "AgentTaskFinished", "AgentTaskFailed", "AgentTaskStopped", "AgentWorkErased",
+    "AgentTaskStopAsked",
+)
 SNAPSHOT_FIELDS = (
     "id", "root_id", "parent_id", "path", "depth", "sequence", "agent", "skill", "cause", "status",
     "started_at", "ended_at", "requester_id", "actor_id", "session",

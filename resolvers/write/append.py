@@ -25,7 +25,7 @@ from models.db import placeholders
 from models.line_columns import BESIDE, FIGURES, INSERTED, SEALED_FIELDS
 from permissions.principal import Principal
 from resolvers import metrics
-from resolvers.write import checks
+from resolvers.write import checks, stop_asks
 from resolvers.write.checkpoints import KEEP, note_for, refused, sign_head
 from resolvers.write.fingerprint import fingerprint
 from resolvers.write.one_statement import Statement, insert, together
@@ -48,6 +48,7 @@ def require_kit(principal: Principal | None) -> Principal:
 
 Body = Callable[[Principal, Any], Awaitable[Any]]
 Reload = Callable[[str, str], Awaitable[Any]]
+Caller = Callable[[Principal | None], Principal]
 
 
 async def kit_write(
@@ -57,12 +58,14 @@ async def kit_write(
     body: Body,
     result_id: Callable[[Any], str],
     reload: Reload,
+    caller: Caller = require_kit,
 ) -> Any:
     """Runs `body(kit, conn)` in one transaction; a retried idempotency key returns the first answer.
 
     The key is looked up on the transaction's connection before the body runs and remembered after it, so a
-    write with a key costs two small statements more than one without."""
-    kit = require_kit(principal)
+    write with a key costs two small statements more than one without. `caller` admits who may write: the kit,
+    unless told otherwise."""
+    kit = caller(principal)
     key = checks.name("idempotencyKey", data.pop("idempotency_key", None))
     print_ = fingerprint(operation, data) if key is not None else ""
     first: str | None = None
@@ -152,6 +155,7 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> Runn
     task = root if root.id == tid else await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).get()
     if task.status != TaskStatus.RUNNING:
         raise Conflict(f"{field}: task {task.id} has ended ({task.status}); it takes no more lines.", field=field)
+    stop_asks.heard(root, task)
     return Running(task, root, logging)
 
 

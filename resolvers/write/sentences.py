@@ -89,3 +89,7 @@ def ended(status: str) -> str:
 
 def erased(which: str, at: str, by: dict) -> str:
     return f"{which} on {at} by {who(by)}."
+
+
+def stop_asked(by: dict, reason: str) -> str:
+    return f"{who(by)} asked the work to stop: {reason}"
