@@ -12,6 +12,7 @@ from typing import Any, ParamSpec, TypeVar, Unpack
 import httpx
 
 from agentlog_kit.async_task import CURRENT, AsyncTask, AsyncTaskScope
+from agentlog_kit.errors import StopAsked
 from agentlog_kit.types import Agent, Help, ModelPrice, Policies, PriceFields, Principal, TaskFields
 from agentlog_kit.values import arguments, jsonable, principal, text
 from agentlog_kit.wire import Retry, Wire, graphql_input
@@ -153,8 +154,13 @@ class AsyncKit:
         return decorate
 
     async def _start(self, start: dict[str, Any]) -> AsyncTask:
-        data = await self.wire.mutate("startTask", "StartTaskInput",
-                                      {"idempotencyKey": str(uuid.uuid4()), **start}, "id")
+        """A task started; one started under work asked to stop is ended STOPPED at once, and the stop raised."""
+        try:
+            data = await self.wire.mutate("startTask", "StartTaskInput",
+                                          {"idempotencyKey": str(uuid.uuid4()), **start}, "id")
+        except StopAsked as stop:
+            await AsyncTask(self, stop.answer["id"], start.get("parent")).end("STOPPED", outcome=str(stop))
+            raise
         task = AsyncTask(self, data["id"], start.get("parent"))
         self.open.add(task)
         return task

@@ -74,6 +74,30 @@ class Internal(AgentlogError):
     code = "INTERNAL"
 
 
+class Answered(AgentlogError):
+    """A write the server recorded, whose answer asks the agent to act on it. Raised from that write (for lines
+    sent in a batch, from the next call of their task); nothing is lost or sent again. `answer` is what the
+    write answered."""
+
+    def __init__(self, message: str, *, answer: Any = None, **refusal: Any) -> None:
+        super().__init__(message, **refusal)
+        self.answer = answer
+
+
+class StopAsked(Answered):
+    """A person asked this work, or work above it, to stop (`stopTask`): `by` ({"id", "name"}), `reason` and
+    `at` (RFC 3339 text) say who, why and when. A `with` block it leaves ends its task STOPPED."""
+
+    code = "STOP_ASKED"
+
+    def __init__(self, stop: dict[str, Any], answer: Any = None) -> None:
+        self.by: dict[str, Any] = stop["by"]
+        self.reason: str = stop["reason"]
+        self.at: str = stop["at"]
+        who = self.by.get("name") or self.by["id"]
+        super().__init__(f"{who} asked the work to stop: {self.reason}", answer=answer)
+
+
 BY_CODE: dict[str, type[AgentlogError]] = {
     kind.code: kind
     for kind in (Unauthenticated, Forbidden, NotFound, BadInput, Conflict, WorkRunning, Unavailable, Internal)

@@ -19,6 +19,7 @@ import httpx
 
 from agentlog_kit.async_kit import AsyncKit
 from agentlog_kit.async_task import AsyncTask, AsyncTaskScope, AsyncToolCall
+from agentlog_kit.errors import StopAsked
 from agentlog_kit.types import (
     Agent,
     EndFields,
@@ -98,6 +99,10 @@ class Task:
 
     def flush(self) -> None:
         self.kit._run(self.task.flush())
+
+    def stop_asked(self) -> StopAsked | None:
+        """See `AsyncTask.stop_asked`."""
+        return self.kit._run(self.task.stop_asked())
 
     def end(self, status: TaskStatus = "DONE", **fields: Unpack[EndFields]) -> None:
         self.kit._run(self.task.end(status, **fields))

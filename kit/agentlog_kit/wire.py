@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from agentlog_kit.errors import BadInput, Internal, Unauthenticated, Unavailable, from_graphql
+from agentlog_kit.errors import BadInput, Internal, StopAsked, Unauthenticated, Unavailable, from_graphql
 
 RETRIED_STATUS = {502, 503, 504}
 CONSISTENCY = "X-Agentlog-Consistency"
@@ -58,14 +58,23 @@ class Wire:
         self.url = endpoint(url)
         self.consistency: str | None = None
 
-    async def mutate(self, mutation: str, input_type: str, input: dict[str, Any], select: str) -> Any:
+    async def mutate(self, mutation: str, input_type: str, input: dict[str, Any], select: str,
+                     heed: bool = True) -> Any:
+        """The mutation's answer; with `heed`, `StopAsked` when the answer says the work was asked to stop."""
         query = f"mutation($input: {input_type}!) {{ {mutation}(input: $input) {{ {select} }} }}"
-        data = await self.send({"query": query, "variables": {"input": input}})
+        data, extensions = await self.exchange({"query": query, "variables": {"input": input}})
+        if heed and extensions.get("stopAsked"):
+            raise StopAsked(extensions["stopAsked"], answer=data[mutation])
         return data[mutation]
 
     async def send(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """The answer's `data`. Transport errors, 502/503/504 and `UNAVAILABLE` are sent again, the same bytes
-        each time (so the same idempotency key); anything else the server refuses is raised at once."""
+        """The answer's `data`; see `exchange`."""
+        return (await self.exchange(payload))[0]
+
+    async def exchange(self, payload: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The answer's `data` and `extensions`. Transport errors, 502/503/504 and `UNAVAILABLE` are sent again,
+        the same bytes each time (so the same idempotency key); anything else the server refuses is raised at
+        once."""
         try:
             content = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
         except (TypeError, ValueError) as exc:
@@ -81,9 +90,9 @@ class Wire:
                 last = exc
                 continue
             try:
-                data = self.answer(response)
+                answered = self.answer(response)
                 self.consistency = response.headers.get(CONSISTENCY) or self.consistency
-                return data
+                return answered
             except Unavailable as exc:
                 last = exc
         raise Unavailable(f"agentlog at {self.url} did not answer after {self.retry.attempts} attempts: {last}") from last
@@ -91,7 +100,7 @@ class Wire:
     async def query(self, document: str, variables: dict[str, Any] | None) -> dict[str, Any]:
         return await self.send({"query": document, "variables": variables or {}})
 
-    def answer(self, response: httpx.Response) -> dict[str, Any]:
+    def answer(self, response: httpx.Response) -> tuple[dict[str, Any], dict[str, Any]]:
         status, request_id = response.status_code, response.headers.get("x-request-id")
         if status in RETRIED_STATUS:
             raise Unavailable(f"the server answered HTTP {status}.", http_status=status, request_id=request_id)
@@ -110,7 +119,7 @@ class Wire:
         if status != 200 or not isinstance(data, dict):
             raise Internal(f"the server answered HTTP {status}: {response.text[:300]}", http_status=status,
                            request_id=request_id)
-        return data
+        return data, body.get("extensions") or {}
 
     async def close(self) -> None:
         await self.http.aclose()
