@@ -77,4 +77,4 @@ class Subscription:
                 with reading_since(caller.tenant, time.monotonic()):
                     view = await task_view(info, await task_of_notice(notice))
                 if view is not None:
-                    yield TaskEvent(event=TaskEventName(notice.event), task=view, at=notice.at)
+                    yield TaskEvent(event=TaskEventName(notice.event), task=view, at=notice.at, share=notice.share)

@@ -18,7 +18,7 @@ from models.db import placeholders
 from models.line_columns import UUID_COLUMNS
 from models.record.vocabulary import LineKind
 from permissions.principal import Principal
-from resolvers.write import checks, prices, sentences
+from resolvers.write import budgets, checks, prices, sentences
 from resolvers.write.one_statement import Statement, insert
 from resolvers.read.rows import LineRow
 from resolvers.write.withheld import withheld_reason
@@ -181,6 +181,7 @@ def _result_id(recorded: Recorded) -> str:
 LAST_TURN = 'SELECT MAX("turn") AS "last" FROM "llm_call" WHERE "tenant" = $1 AND "task_id" = $2'
 AFTER_LAST_TURN = 'COALESCE(MAX("turn"), 0) + ${}'
 TURN = CALL_COLUMNS.index("turn")
+COST = CALL_COLUMNS.index("cost_micros")
 
 
 async def _next_turn(task: AgentTask, conn: Any) -> int:
@@ -213,7 +214,8 @@ async def record(
 
     async def body(kit: Principal, conn: Any) -> Recorded:
         checked = check()
-        running = await running_task(kit.tenant, "task", data.get("task"), conn)
+        metered = any(d.call is not None for d in checked)
+        running = await running_task(kit.tenant, "task", data.get("task"), conn, metered=metered)
         task, root, logging = running.task, running.root, running.logging
         at_once = stored_at_once(conn, len(checked))
         numbered_as_written = at_once and sum(d.call is not None for d in checked) == 1
@@ -240,16 +242,24 @@ async def record(
                 turn += d.by_tool is None
             payload = None if reason else d.payload
             steps.append(new_step(d.kind, task_id, at, d.summary, payload, d.figures, reason, call_id, d.by_tool))
+        cost = sum(c[COST] or 0 for c in calls)
+        spend = budgets.Spend(running.limits) if running.limits and cost else None
         if at_once:
             if numbered_as_written:
                 beside = [numbered_as_stored(calls[0])]
             else:
                 beside = [insert("llm_call", CALL_COLUMNS, calls)] if calls else []
-            rows = await append_many(root, steps, conn, beside=beside)
+            rows = await append_many(root, steps, conn, beside=beside, spend=spend)
         else:
             if calls:
                 await insert_rows(conn, "llm_call", CALL_COLUMNS, calls)
-            rows = await append_many(root, steps, conn)
+            rows = await append_many(root, steps, conn, spend=spend)
+        if spend is not None:
+            crossed[:] = budgets.weigh(spend, cost)
         return Recorded(task.id, root.id, steps[0].line.seq, steps[-1].line.seq, steps[-1].line.hash, tuple(rows))
 
-    return await kit_write(principal, operation, data, body, _result_id, _reload)
+    crossed: list[budgets.Crossing] = []
+    recorded = await kit_write(principal, operation, data, body, _result_id, _reload)
+    if recorded.rows:
+        await budgets.tell_crossed(principal.tenant, crossed)
+    return recorded
