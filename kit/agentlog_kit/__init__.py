@@ -6,6 +6,8 @@ from agentlog_kit.errors import (
     AgentlogError,
     Answered,
     BadInput,
+    BudgetExceeded,
+    BudgetWarning,
     Conflict,
     Forbidden,
     Internal,
@@ -34,8 +36,9 @@ from agentlog_kit.types import (
 from agentlog_kit.wire import Retry
 
 __all__ = [
-    "Agent", "AgentlogError", "Answered", "AsyncKit", "AsyncTask", "AsyncTaskScope", "AsyncToolCall", "BadInput", "Conflict",
-    "EndFields", "Forbidden", "Help", "Internal", "Kit", "ModelCallFields", "ModelPrice", "NotFound", "Policies",
-    "PriceFields", "Principal", "PrincipalDict", "Retry", "StopAsked", "Task", "TaskFields", "TaskScope", "TaskStatus", "ToolCall",
-    "ToolCallFields", "ToolResultFields", "Unauthenticated", "Unavailable", "WorkRunning",
+    "Agent", "AgentlogError", "Answered", "AsyncKit", "AsyncTask", "AsyncTaskScope", "AsyncToolCall", "BadInput",
+    "BudgetExceeded", "BudgetWarning", "Conflict", "EndFields", "Forbidden", "Help", "Internal", "Kit",
+    "ModelCallFields", "ModelPrice", "NotFound", "Policies", "PriceFields", "Principal", "PrincipalDict", "Retry",
+    "StopAsked", "Task", "TaskFields", "TaskScope", "TaskStatus", "ToolCall", "ToolCallFields", "ToolResultFields",
+    "Unauthenticated", "Unavailable", "WorkRunning",
 ]

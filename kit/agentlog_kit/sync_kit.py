@@ -136,12 +136,12 @@ class Kit:
 
     def __init__(self, url: str, token: str, *, batch_lines: int = 250, flush_after: float = 1.0,
                  retry: Retry | None = None, timeout: float = 30.0,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, on_budget: str = "raise") -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="agentlog-kit", daemon=True)
         self.thread.start()
         self.kit = AsyncKit(url, token, batch_lines=batch_lines, flush_after=flush_after, retry=retry,
-                            timeout=timeout, transport=transport)
+                            timeout=timeout, transport=transport, on_budget=on_budget)
         self.closed = False
         atexit.register(self.close)
 

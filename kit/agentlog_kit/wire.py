@@ -7,16 +7,27 @@ import functools
 import json
 import random
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from agentlog_kit.errors import BadInput, Internal, StopAsked, Unauthenticated, Unavailable, from_graphql
+from agentlog_kit.errors import (
+    BadInput,
+    BudgetExceeded,
+    BudgetWarning,
+    Internal,
+    StopAsked,
+    Unauthenticated,
+    Unavailable,
+    from_graphql,
+)
 
 RETRIED_STATUS = {502, 503, 504}
 CONSISTENCY = "X-Agentlog-Consistency"
 CAMEL = re.compile(r"_([a-z])")
+ON_BUDGET = ("raise", "warn")
 
 
 @dataclass(frozen=True)
@@ -49,7 +60,10 @@ def endpoint(url: str) -> str:
 
 class Wire:
     def __init__(self, url: str, token: str, retry: Retry, timeout: float,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, on_budget: str = "raise") -> None:
+        if on_budget not in ON_BUDGET:
+            raise ValueError(f"on_budget: 'raise' or 'warn', not {on_budget!r}.")
+        self.on_budget = on_budget
         self.retry = retry
         self.http = httpx.AsyncClient(
             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
@@ -60,11 +74,17 @@ class Wire:
 
     async def mutate(self, mutation: str, input_type: str, input: dict[str, Any], select: str,
                      heed: bool = True) -> Any:
-        """The mutation's answer; with `heed`, `StopAsked` when the answer says the work was asked to stop."""
+        """The mutation's answer; with `heed`, `StopAsked` when the answer says the work was asked to stop, and
+        `BudgetExceeded` (or its warning, as `on_budget` says) when it went over budget."""
         query = f"mutation($input: {input_type}!) {{ {mutation}(input: $input) {{ {select} }} }}"
         data, extensions = await self.exchange({"query": query, "variables": {"input": input}})
         if heed and extensions.get("stopAsked"):
             raise StopAsked(extensions["stopAsked"], answer=data[mutation])
+        if heed and extensions.get("overBudget"):
+            over = BudgetExceeded(extensions["overBudget"], answer=data[mutation])
+            if self.on_budget == "raise":
+                raise over
+            warnings.warn(str(over), BudgetWarning, stacklevel=2)
         return data[mutation]
 
     async def send(self, payload: dict[str, Any]) -> dict[str, Any]:
