@@ -13,7 +13,8 @@ const FITTING = 10;
 
 const KINDS = {
   STARTED: "Started", MODEL_CALL: "Model call", TOOL_CALL: "Tool call", TOOL_RESULT: "Tool result",
-  ASKED_FOR_HELP: "Asked for help", SENT_BACK: "Answer sent back", ENDED: "Ended", ERASED: "Erasure",
+  ASKED_FOR_HELP: "Asked for help", SENT_BACK: "Answer sent back", STOP_ASKED: "Stop asked", ENDED: "Ended",
+  ERASED: "Erasure",
 };
 
 const NEVER_RECORDED = {
