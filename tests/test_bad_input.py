@@ -94,6 +94,7 @@ ERASE = "mutation($task: ID!, $why: String!) { eraseAgentWorkContent(task: $task
 ANONYMISE = "mutation($task: ID!, $why: String!) { anonymiseAgentWork(task: $task, why: $why) }"
 FORGET = "mutation($task: ID!) { forgetAgentWork(task: $task) }"
 ERASE_HELP = "mutation($help: ID!, $why: String!) { eraseAgentHelp(help: $help, why: $why) }"
+STOP = "mutation($input: StopTaskInput!) { stopTask(input: $input) { id } }"
 NOT_UNICODE = "\ud800"
 MODEL = {"model": "Everyday", "inputTokens": 1, "outputTokens": 1, "costMicros": 1}
 STARTING = {"agent": "Estimator", "skill": "X", "actor": {"id": "a"}}
@@ -162,6 +163,10 @@ BAD_INPUTS = {
     "anonymising without a reason": (ANONYMISE, lambda task: {"task": task, "why": ""}, "why"),
     "forgetting no id": (FORGET, lambda task: {"task": {"id": task}}, "task"),
     "erasing help without a reason": (ERASE_HELP, lambda task: {"help": str(uuid.uuid4()), "why": ""}, "why"),
+    "stopping without a reason": (STOP, lambda task: {"input": {"task": task, "reason": " "}}, "input.reason"),
+    "stopping no task id": (STOP, lambda task: {"input": {"task": "not-a-uuid", "reason": "Done."}}, "input.task"),
+    "a stop's reason too long": (STOP, lambda task: {"input": {"task": task, "reason": "r" * (LINE_CHARS + 1)}},
+                                 "input.reason"),
     "written into the document": ('mutation { startTask(input: {agent: "Estimator", skill: "X", actor: {id: 5}}) { id } }',
                                   lambda task: None, "input.actor.id"),
     "a line written into the document": (
@@ -192,7 +197,8 @@ async def posted_error(client, query: str, variables: dict | None, token: str) -
 @pytest.mark.parametrize("query, variables, field", BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
 async def test_bad_input_names_the_path_of_the_argument_at_fault(client, query, variables, field):
     shop, task = await running(client)
-    token = shop.person("pia", "Privacy") if mutation_of(query) in ERASURES else shop.kit
+    token = (shop.person("pia", "Privacy") if mutation_of(query) in ERASURES
+             else shop.noor if mutation_of(query) == "stopTask" else shop.kit)
     if query in (ERASE, ANONYMISE):
         await shop.end(task)
     before = await footprint(shop)
