@@ -268,8 +268,8 @@ async def store_at_once(root: Any, rows: list[tuple], length: int, head: str, be
     writes = [*beside, insert("trace_event", LINE_COLUMNS, rows), moved]
     keep = Statement(KEEP, [root_id, root.tenant, length, head, note])
     if spend is not None:
-        keep = Statement(KEEP + budgets.spent_returning("postgres", len(spend.budgets), len(keep.args) + 1),
-                         keep.args + budgets.spent_args("postgres", root.tenant, spend))
+        returning = budgets.spent_returning("postgres", len(spend.budgets), len(keep.args) + 1, len(spend.calls))
+        keep = Statement(KEEP + returning, keep.args + budgets.spent_args("postgres", root.tenant, spend, spend.calls))
     statement = together(writes, keep)
     answered = await conn.execute_query_dict(statement.sql, statement.args)
     if not answered:

@@ -67,27 +67,34 @@ class Spend:
     were stored before it (`counted`)."""
 
     budgets: tuple[Budget, ...]
+    calls: tuple[str, ...] = ()
+    """The ids of the write's meter rows."""
     spent: list[int] = field(default_factory=list)
     counted: bool = True
 
 
 @lru_cache(maxsize=64)
-def spent_returning(dialect: str, budgets: int, first: int) -> str:
-    """`, (spend of budget 0) AS "spent0", …` for a RETURNING list; its values numbered from `first`."""
+def spent_returning(dialect: str, budgets: int, first: int, leaving_out: int = 0) -> str:
+    """`, (spend of budget 0) AS "spent0", …` for a RETURNING list; its values numbered from `first`. The spend
+    leaves out `leaving_out` meter rows by id: the write's own, stored by the same statement, which PostgreSQL
+    does not show it but Citus, running each WITH as a step of its own, would."""
     op, _ = MATCH[dialect]
-    return "".join(
-        f', (SELECT COALESCE(SUM("cost_micros"), 0) FROM "llm_call" WHERE "tenant" = ${first + 2 * at} '
-        f'AND "task_path" {op} ${first + 2 * at + 1}) AS "spent{at}"'
-        for at in range(budgets)
-    )
+    per = 2 + leaving_out
+    sums = []
+    for at in range(budgets):
+        n = first + per * at
+        left_out = f' AND "id" NOT IN ({", ".join(f"${n + 2 + k}" for k in range(leaving_out))})' if leaving_out else ""
+        sums.append(f', (SELECT COALESCE(SUM("cost_micros"), 0) FROM "llm_call" WHERE "tenant" = ${n} '
+                    f'AND "task_path" {op} ${n + 1}{left_out}) AS "spent{at}"')
+    return "".join(sums)
 
 
 MATCH = {"postgres": ("LIKE", "%"), "sqlite": ("GLOB", "*")}
 
 
-def spent_args(dialect: str, tenant: str, spend: Spend) -> list[Any]:
+def spent_args(dialect: str, tenant: str, spend: Spend, left_out: tuple[str, ...] = ()) -> list[Any]:
     wildcard = MATCH[dialect][1]
-    return [value for budget in spend.budgets for value in (tenant, budget.path + wildcard)]
+    return [value for budget in spend.budgets for value in (tenant, budget.path + wildcard, *left_out)]
 
 
 def read_spent(spend: Spend, row: dict[str, Any], counted: bool) -> None:

@@ -243,7 +243,7 @@ async def record(
             payload = None if reason else d.payload
             steps.append(new_step(d.kind, task_id, at, d.summary, payload, d.figures, reason, call_id, d.by_tool))
         cost = sum(c[COST] or 0 for c in calls)
-        spend = budgets.Spend(running.limits) if running.limits and cost else None
+        spend = budgets.Spend(running.limits, tuple(c[0] for c in calls)) if running.limits and cost else None
         if at_once:
             if numbered_as_written:
                 beside = [numbered_as_stored(calls[0])]
