@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import expect
 
+from agentlog_kit import Kit, StopAsked
 from tests.browser import low_contrast, visit
 from tests.shop import Shop
 
@@ -26,33 +27,42 @@ async def running(client, spent: int, limit: int = 1000) -> tuple[Shop, str]:
     return shop, task
 
 
-async def test_noor_stops_the_running_work_from_the_page_and_the_agent_hears_it(client, browser, origin):
-    shop, task = await running(client, 900)
+async def test_noor_stops_the_running_work_from_the_page_and_the_agent_stops_at_its_next_write(
+        client, browser, origin):
+    shop = Shop(client)
+    await shop.setup()
     async with visit(browser, origin) as seen:
-        page = await seen.open(f"/inspect/{task}", shop.noor)
-        await expect(page.get_by_test_id("budget-words")).to_have_text("$0.0009 of $0.001 spent all in: 90%, past 80%")
-        await expect(page.get_by_role("meter")).to_have_attribute("aria-valuenow", "900")
-        await seen.screenshot("stop-budget-near")
+        with Kit(origin, shop.kit, batch_lines=1) as kit:
+            with pytest.raises(StopAsked):
+                with kit.task("Estimator", "EstimateRepair", requester={"id": "mia", "name": "Mia"},
+                              limit_micros=1000, about="Ticket T-7") as t:
+                    for _ in range(3):
+                        t.model_call("Everyday", input_tokens=120, output_tokens=30, cost_micros=300)
+                    page = await seen.open(f"/inspect/{t.id}", shop.noor)
+                    await expect(page.get_by_test_id("budget-words")).to_have_text(
+                        "$0.0009 of $0.001 spent all in: 90%, past 80%")
+                    await expect(page.get_by_role("meter")).to_have_attribute("aria-valuenow", "900")
+                    await seen.screenshot("stop-budget-near")
 
-        await page.get_by_role("button", name="Stop this work").click()
-        await page.get_by_role("button", name="Ask it to stop").click()
-        await expect(page.get_by_test_id("stop-problem")).to_contain_text("Say why it should stop")
-        await page.get_by_label("Why should it stop?").fill(REASON)
-        assert await low_contrast(page) == []
-        await seen.screenshot("stop-form")
-        await page.get_by_role("button", name="Ask it to stop").click()
-        await expect(page.get_by_test_id("stop-asked")).to_contain_text(f"Noor asked the work to stop")
-        await expect(page.get_by_test_id("stop-asked")).to_contain_text(REASON)
-        await expect(page.get_by_role("button", name="Stop this work")).to_have_count(0)
-
-        answered = await client.post(
-            "mutation($input: ModelCallInput!) { recordModelCall(input: $input) { seq } }",
-            {"input": {"task": task, "model": "Everyday", "inputTokens": 1, "outputTokens": 1, "costMicros": 300}},
-            shop.kit)
-        assert answered["extensions"]["stopAsked"]["reason"] == REASON
-        assert answered["extensions"]["overBudget"] == {"task": task, "limitMicros": 1000, "spentMicros": 1200}
+                    await page.get_by_role("button", name="Stop this work").click()
+                    await page.get_by_role("button", name="Ask it to stop").click()
+                    await expect(page.get_by_test_id("stop-problem")).to_contain_text("Say why it should stop")
+                    await page.get_by_label("Why should it stop?").fill(REASON)
+                    assert await low_contrast(page) == []
+                    await seen.screenshot("stop-form")
+                    await page.get_by_role("button", name="Ask it to stop").click()
+                    await expect(page.get_by_test_id("stop-asked")).to_contain_text("Noor asked the work to stop")
+                    await expect(page.get_by_test_id("stop-asked")).to_contain_text(REASON)
+                    await expect(page.get_by_role("button", name="Stop this work")).to_have_count(0)
+                    steps = 0
+                    for _ in range(3):
+                        t.model_call("Everyday", input_tokens=120, output_tokens=30, cost_micros=300)
+                        steps += 1
+            assert steps == 0
 
         await page.reload()
+        await expect(page.get_by_test_id("outcome")).to_have_text(f"Noor asked the work to stop: {REASON}")
+        await expect(page.get_by_text("stopped", exact=True).first).to_be_visible()
         await expect(page.get_by_test_id("budget-words")).to_have_text(
             "$0.0012 of $0.001 spent all in: 120%, past the budget")
         await expect(page.get_by_test_id("step").nth(4)).to_contain_text("Stop asked")
