@@ -172,3 +172,20 @@ async def test_the_stop_line_checks_offline_in_an_export(client):
     assert [orjson.loads(line)["kind"] for line in lines[1:]] == ["STARTED", "STOP_ASKED", "ENDED"]
     key = (await shop.client.ok("{ checkpointKey }"))["checkpointKey"]
     assert check_export(lines, verifier_from_key(key)).intact
+
+
+async def test_a_write_sent_again_after_a_stop_is_answered_once_and_with_the_stop(client):
+    shop = Shop(client)
+    await shop.setup()
+    task = (await shop.start())["id"]
+    input = {"task": task, "model": "Everyday", "inputTokens": 120, "outputTokens": 30, "costMicros": 200,
+             "idempotencyKey": "call-1"}
+    first = await shop.client.post(MODEL_CALL, {"input": input}, shop.kit)
+    await stop(shop, task, shop.noor)
+
+    again = await shop.client.post(MODEL_CALL, {"input": input}, shop.kit)
+
+    assert again["data"] == first["data"] and "stopAsked" not in (first.get("extensions") or {})
+    assert again["extensions"]["stopAsked"]["reason"] == "The customer collected the bike."
+    assert [line["kind"] for line in (await shop.read(task, shop.noor, "trace { kind }"))["trace"]] == [
+        "STARTED", "MODEL_CALL", "STOP_ASKED"]

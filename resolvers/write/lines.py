@@ -18,7 +18,7 @@ from models.db import placeholders
 from models.line_columns import UUID_COLUMNS
 from models.record.vocabulary import LineKind
 from permissions.principal import Principal
-from resolvers.write import budgets, checks, prices, sentences
+from resolvers.write import budgets, checks, prices, sentences, stop_asks
 from resolvers.write.one_statement import Statement, insert
 from resolvers.read.rows import LineRow
 from resolvers.write.withheld import withheld_reason
@@ -151,8 +151,14 @@ async def price_drafts(tenant: str, timed: list[tuple[Draft, datetime]], conn: A
 
 
 async def _reload(tenant: str, rid: str) -> Recorded:
+    """A replayed answer; it answers a stop asked since, as the first answer would now (a kit whose first answer
+    was lost learns the stop from the resend)."""
     root_id, first, last = rid.split(":")
     line = await TraceEvent.get(tenant=tenant, root_id=uuid.UUID(root_id), seq=int(last))
+    root = await AgentTask.get(id=line.root_id, tenant=tenant)
+    if root.stops:
+        task = root if line.task_id == root.id else await AgentTask.get(id=line.task_id, tenant=tenant)
+        stop_asks.heard(root, task)
     return Recorded(line.task_id, line.root_id, int(first), int(last), line.hash)
 
 
