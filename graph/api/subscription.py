@@ -60,7 +60,8 @@ def _root(value: strawberry.ID | None) -> uuid.UUID | None:
 class Subscription:
     @strawberry.subscription(
         description="Events of the tasks the caller may read, as they happen, from every server process: "
-        "started, finished, failed, stopped, erased. With `root`, only that task and everything under it. "
+        "started, finished, failed, stopped, erased, asked to stop, past 80% or 100% of its budget. With `root`, "
+        "only that task and everything under it. "
         "A subscriber that falls too far behind is ended with FELL_BEHIND; subscribe again and read anew."
     )
     async def task_events(
