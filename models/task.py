@@ -45,6 +45,8 @@ class AgentTask(Model):
     withheld = fields.CharField(max_length=16, null=True)
     content_erased_at = fields.DatetimeField(null=True)
     anonymised_at = fields.DatetimeField(null=True)
+    stops = fields.TextField(null=True)
+    """On a root: the stops asked in its tree, as JSON keyed by task id (see resolvers/write/stops.py)."""
 
     class Meta:
         table = "agent_task"

@@ -174,6 +174,17 @@ class Access:
         standing = await self.standing()
         return not standing or group in groups_of(standing)
 
+    async def stops(self, row: AgentTask) -> bool:
+        """Whether the caller, a person, may ask the task to stop: a supervisor of the tenant's agents, or who
+        asked for the task or for work above it."""
+        if not self.is_person() or row.tenant != self.tenant:
+            return False
+        if Reader.SUPERVISES in await self.standing():
+            return True
+        self.remember([row])
+        await self._learn_requesters([row])
+        return any(self._requester_of.get(a) == self.principal.sub for a in ancestor_ids(row.path))
+
     def is_person(self) -> bool:
         return self.principal is not None and not self.principal.kit
 

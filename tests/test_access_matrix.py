@@ -137,7 +137,8 @@ class World:
 
 
 async def run_the_shop(shop: Shop) -> World:
-    """Mia asks for an estimate; the Estimator hands a part of it to itself for Sam, and asks Noor a question."""
+    """Mia asks for an estimate; the Estimator hands a part of it to itself for Sam, and asks Noor a question;
+    Noor asks that part to stop."""
     await shop.setup()
     extra = {"skillVersion": "2", "session": "chat-7", "workflowRun": "run-1", "runStep": "estimate",
              "instructionSet": 3, "instructionsSent": "Estimate in whole hours."}
@@ -150,6 +151,8 @@ async def run_the_shop(shop: Shop) -> World:
     await shop.model_call(sub, classification="REDACTED", response={"text": "pads"})
     help = (await shop.write("askForHelp", {"task": sub, "question": "Rim or disc?", "askedOf": {"id": "noor"}}))["id"]
     await shop.write("sendBack", {"help": help, "answer": "Rim.", "by": {"id": "noor", "name": "Noor"}})
+    await shop.client.ok("mutation($input: StopTaskInput!) { stopTask(input: $input) { id } }",
+                         {"input": {"task": sub, "reason": "Parts are known."}}, shop.noor)
     await shop.end(sub, outcome="Pads and a cable.", result={"parts": ["brake pads", "cable"]})
     await shop.end(root, outcome="Estimated one hour.", result={"hours": 1})
     await shop.client.ok(POLICIES, {"input": {"holdsRecords": ["Counsel"]}}, shop.kit)

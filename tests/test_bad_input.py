@@ -97,6 +97,7 @@ ERASE = "mutation($task: ID!, $why: String!) { eraseAgentWorkContent(task: $task
 ANONYMISE = "mutation($task: ID!, $why: String!) { anonymiseAgentWork(task: $task, why: $why) }"
 FORGET = "mutation($task: ID!) { forgetAgentWork(task: $task) }"
 ERASE_HELP = "mutation($help: ID!, $why: String!) { eraseAgentHelp(help: $help, why: $why) }"
+STOP = "mutation($input: StopTaskInput!) { stopTask(input: $input) { id } }"
 NOT_UNICODE = "\ud800"
 MODEL = {"model": "Everyday", "inputTokens": 1, "outputTokens": 1, "costMicros": 1}
 STARTING = {"agent": "Estimator", "skill": "X", "actor": {"id": "a"}}
@@ -170,6 +171,10 @@ BAD_INPUTS = {
     "review of no task id": (REVIEW, lambda task: {"input": {"task": "nope", "verdict": "NOTED"}}, "input.task"),
     "hold without a reason": (HOLD, lambda task: {"input": {"task": task, "reason": ""}}, "input.reason"),
     "release without a reason": (RELEASE, lambda task: {"input": {"task": task, "reason": " "}}, "input.reason"),
+    "stopping without a reason": (STOP, lambda task: {"input": {"task": task, "reason": " "}}, "input.reason"),
+    "stopping no task id": (STOP, lambda task: {"input": {"task": "not-a-uuid", "reason": "Done."}}, "input.task"),
+    "a stop's reason too long": (STOP, lambda task: {"input": {"task": task, "reason": "r" * (LINE_CHARS + 1)}},
+                                 "input.reason"),
     "written into the document": ('mutation { startTask(input: {agent: "Estimator", skill: "X", actor: {id: 5}}) { id } }',
                                   lambda task: None, "input.actor.id"),
     "a line written into the document": (
@@ -203,7 +208,7 @@ async def test_bad_input_names_the_path_of_the_argument_at_fault(client, query, 
     await client.ok("mutation { definePolicies(input: {holdsRecords: [\"Counsel\"]}) { holdsRecords } }",
                     token=shop.kit)
     tokens = {**dict.fromkeys(ERASURES, shop.person("pia", "Privacy")), **dict.fromkeys(REVIEWS, shop.noor),
-              **dict.fromkeys(HOLDS, shop.person("carla", "Counsel"))}
+              **dict.fromkeys(HOLDS, shop.person("carla", "Counsel")), "stopTask": shop.noor}
     token = tokens.get(mutation_of(query), shop.kit)
     if query in (ERASE, ANONYMISE):
         await shop.end(task)

@@ -14,6 +14,7 @@ import pytest
 
 from graph.api.mutations.answer import HOLDERS, REVIEWERS
 from graph.api.mutations.erasure import REQUIRES
+from graph.api.mutations.stop import WHO as STOPPERS
 from graph.api.schema import build_schema
 from permissions.tokens import issue_token
 from tests.shop import ROLES, Shop
@@ -34,7 +35,10 @@ def who_may_call(name: str) -> str:
         return "holder"
     if REVIEWERS in description:
         return "reviewer"
-    raise AssertionError(f"{name}: its description says none of {KIT_ONLY!r}, {REQUIRES!r}, {HOLDERS!r}, {REVIEWERS!r}")
+    if STOPPERS in description:
+        return "stopper"
+    raise AssertionError(f"{name}: its description says none of {KIT_ONLY!r}, {REQUIRES!r}, {HOLDERS!r}, "
+                         f"{REVIEWERS!r}, {STOPPERS!r}")
 
 
 MUTATIONS = sorted(SCHEMA.mutation_type.fields)
@@ -42,6 +46,7 @@ KIT_MUTATIONS = [name for name in MUTATIONS if who_may_call(name) == "kit"]
 ERASURES = [name for name in MUTATIONS if who_may_call(name) == "eraser"]
 HOLDS = [name for name in MUTATIONS if who_may_call(name) == "holder"]
 REVIEWS = [name for name in MUTATIONS if who_may_call(name) == "reviewer"]
+STOPS = [name for name in MUTATIONS if who_may_call(name) == "stopper"]
 
 
 def one_of(type_: graphql.GraphQLInputObjectType) -> bool:
@@ -83,8 +88,8 @@ async def finished(client) -> tuple[Shop, str]:
 
 
 def test_every_mutation_says_who_may_call_it():
-    assert KIT_MUTATIONS and ERASURES and HOLDS and REVIEWS
-    assert set(KIT_MUTATIONS) | set(ERASURES) | set(HOLDS) | set(REVIEWS) == set(MUTATIONS)
+    assert KIT_MUTATIONS and ERASURES and HOLDS and REVIEWS and STOPS
+    assert set(KIT_MUTATIONS) | set(ERASURES) | set(HOLDS) | set(REVIEWS) | set(STOPS) == set(MUTATIONS)
 
 
 async def refused(shop: Shop, name: str, task: str, token: str | None) -> str:
@@ -162,3 +167,22 @@ async def test_a_review_refuses_the_kit_and_a_reader_of_figures_only(finished, n
 
     body = await shop.client.post(*call(name, task), shop.noor)
     assert not body.get("errors"), body
+
+
+@pytest.mark.parametrize("name", STOPS)
+async def test_a_stop_refuses_the_kit_and_every_person_but_a_supervisor_and_who_asked(finished, name):
+    shop, task = finished
+    supervisor = ROLES["supervisesAgents"]
+    others = [role for role in EVERY_ROLE if role != supervisor]
+    people = {role: shop.person(f"p-{role.lower()}", role) for role in others}
+    people["every other role"] = shop.person("boss", *others)
+    people["kit"] = shop.kit
+    people["kit with the supervisor role"] = issue_token("agent-kit", shop.tenant, roles=[supervisor], kit=True)
+
+    for who, token in people.items():
+        assert await refused(shop, name, task, token) == "FORBIDDEN", who
+    assert await refused(shop, name, task, None) == "UNAUTHENTICATED"
+
+    for allowed in (shop.person("pat", supervisor), shop.mia):
+        body = await shop.client.post(*call(name, task), allowed)
+        assert all(e["extensions"]["code"] != "FORBIDDEN" for e in body.get("errors") or []), body

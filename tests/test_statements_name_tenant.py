@@ -21,6 +21,7 @@ from tests.test_prices import SET_PRICE
 from tests.test_session_transcript import transcript
 from tests.test_statement_counts import LIST_READ, TREE_READ
 
+STOP = "mutation($input: StopTaskInput!) { stopTask(input: $input) { id } }"
 SEARCH = "query($text: String!) { tasks(filter: {search: $text}) { totalCount edges { node { id about } } } }"
 READS = [
     "{ agents { name purpose roles transcriptReaders logging } }",
@@ -55,7 +56,7 @@ async def assert_named(sent: list[Sent], *others: Shop) -> None:
     assert not found, "\n\n".join(f"{sql}\n  -> {'; '.join(why)}" for sql, why in found.items())
 
 
-async def test_every_kit_mutation_names_the_kit_s_tenant(client):
+async def test_every_kit_mutation_and_a_stop_name_the_writer_s_tenant(client):
     other = await neighbour(client)
     shop = Shop(client)
     with watched() as sent, caller(shop.tenant):
@@ -69,6 +70,11 @@ async def test_every_kit_mutation_names_the_kit_s_tenant(client):
         assert await client.ok(RECORD, flushed, shop.kit) == await client.ok(RECORD, flushed, shop.kit)
         many = [line for n in range(10) for line in turn(f"d{n}")]
         await client.ok(RECORD, {"input": {"task": task, "lines": many}}, shop.kit)
+        below = (await shop.start(parent=task, skill="FindParts", limitMicros=300))["id"]
+        await shop.model_call(below)
+        await client.ok(STOP, {"input": {"task": below, "reason": "Parts are known."}}, shop.noor)
+        await shop.model_call(below)
+        await shop.end(below, "STOPPED")
         await shop.end(task)
         await client.ok(SET_PRICE, {"input": {"model": "Everyday", "inputMicrosPerMillion": 1,
                                               "outputMicrosPerMillion": 2}}, shop.kit)

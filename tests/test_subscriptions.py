@@ -311,3 +311,21 @@ async def test_a_full_queue_never_blocks_delivery():
             await anext(slow)
     assert len(heard) == 10
     assert len(hub) == 0
+
+
+async def test_noor_hears_a_stop_asked_and_a_budget_passed_with_its_share_from_the_other_server(servers):
+    writer, listener = writer_and_listener(servers)
+    fields = "event at share task { id status }"
+    async with shop_on(writer) as shop, subscribed(listener, shop.noor, fields=fields) as noor:
+        await live(noor, shop)
+        task = (await shop.start(limitMicros=500))["id"]
+        await shop.model_call(task, costMicros=450)
+        await shop.client.ok("mutation($input: StopTaskInput!) { stopTask(input: $input) { id } }",
+                             {"input": {"task": task, "reason": "Parts are known."}}, shop.noor)
+        await shop.model_call(task, costMicros=100)
+
+        heard = [await noor.event() for _ in range(4)]
+    assert [(e["event"], e["share"], e["task"]["id"]) for e in heard] == [
+        ("AgentTaskStarted", None, task), ("AgentTaskBudgetCrossed", 80, task), ("AgentTaskStopAsked", None, task),
+        ("AgentTaskBudgetCrossed", 100, task)]
+    assert heard[2]["task"]["status"] == "RUNNING"

@@ -77,3 +77,21 @@ async def test_turns_counted_in_the_write_follow_one_another_and_skip_a_tools_ca
     calls = (await shop.read(task, shop.mia, "calls { turn }"))["calls"]
     assert [c["turn"] for c in calls] == [1, 2, None, 3, 4, None, 5, *[t for n in range(7) for t in (
         6 + 2 * n, None, 7 + 2 * n)], 20]
+
+
+async def test_a_write_to_work_asked_to_stop_learns_it_from_the_locked_root_with_no_statement_more(client):
+    shop = Shop(client)
+    await shop.setup()
+    running, stopped = (await shop.start())["id"], (await shop.start())["id"]
+    below = (await shop.write("startTask", {"agent": "Estimator", "skill": "FindParts", "parent": stopped,
+                                            "actor": {"id": "estimator"}}))["id"]
+    await shop.client.ok("mutation($input: StopTaskInput!) { stopTask(input: $input) { id } }",
+                         {"input": {"task": stopped, "reason": "The customer collected the bike."}}, shop.noor)
+
+    before = await sent_by(shop, "recordModelCall", {"task": running, **MODEL_CALL})
+    after = await sent_by(shop, "recordModelCall", {"task": stopped, **MODEL_CALL})
+    under = await sent_by(shop, "recordModelCall", {"task": below, **MODEL_CALL})
+
+    assert len(before) == len(after) == (2 if postgres() else 4)
+    assert len(under) == len(before) + 1
+    assert [tables(s.sql) for s in after] == [tables(s.sql) for s in before]

@@ -119,6 +119,13 @@ class EndTaskInput:
     idempotency_key: str | None = None
 
 
+@strawberry.input
+class StopTaskInput:
+    task: strawberry.ID
+    reason: str
+    idempotency_key: str | None = None
+
+
 @strawberry.input(description="Narrows tasks(); a filter on a field the caller may not read is refused.")
 class TaskFilter:
     agent: str | None = None

@@ -23,16 +23,20 @@ from graph.fast.arguments import RememberedArgumentNames, null_defaults_left_out
 from graph.fast.execution import TreeExecution
 from graph.api.mutations.kit import KitMutation
 from graph.api.mutations.prices import PriceMutation, PriceQuery
+from graph.api.mutations.stop import StopMutation
 from graph.api.nul import RefuseNul
 from graph.api.query import Query
 from graph.api.read_routing import RoutedOperations, note_failures
 from graph.http.request_log import RequestOutcome
 from graph.api.subscription import Subscription
+from graph.api.write_answers import WriteAnswers
 from graph.types.scalars import SCALARS
 from resolvers import settings
 
 QUERIES: tuple[type, ...] = (Query, ErasureQuery, PriceQuery)
-MUTATIONS: tuple[type, ...] = (KitMutation, BatchMutation, ErasureMutation, PriceMutation, AnswerMutation)
+MUTATIONS: tuple[type, ...] = (
+    KitMutation, BatchMutation, ErasureMutation, PriceMutation, AnswerMutation, StopMutation
+)
 
 
 @lru_cache(maxsize=256)
@@ -115,7 +119,7 @@ def build_schema() -> strawberry.Schema:
         query=merge_types("Query", QUERIES),
         mutation=merge_types("Mutation", MUTATIONS),
         subscription=Subscription,
-        extensions=[RequestOutcome, documents, RefuseNul, *routed_operations()],
+        extensions=[RequestOutcome, documents, RefuseNul, WriteAnswers, *routed_operations()],
         config=StrawberryConfig(scalar_map=SCALARS,
                                 name_converter=RememberedArgumentNames() if fast else NameConverter()),
         execution_context_class=TreeExecution if fast else None,

@@ -60,7 +60,8 @@ def _root(value: strawberry.ID | None) -> uuid.UUID | None:
 class Subscription:
     @strawberry.subscription(
         description="Events of the tasks the caller may read, as they happen, from every server process: "
-        "started, finished, failed, stopped, erased. With `root`, only that task and everything under it. "
+        "started, finished, failed, stopped, erased, asked to stop, past 80% or 100% of its budget. With `root`, "
+        "only that task and everything under it. "
         "A subscriber that falls too far behind is ended with FELL_BEHIND; subscribe again and read anew."
     )
     async def task_events(
@@ -77,4 +78,4 @@ class Subscription:
                 with reading_since(caller.tenant, time.monotonic()):
                     view = await task_view(info, await task_of_notice(notice))
                 if view is not None:
-                    yield TaskEvent(event=TaskEventName(notice.event), task=view, at=notice.at)
+                    yield TaskEvent(event=TaskEventName(notice.event), task=view, at=notice.at, share=notice.share)

@@ -43,7 +43,7 @@ export async function taskPage(id) {
     `query($id: ID!, $first: Int!, $calls: Int!) {
       task(id: $id) {
         ${NODE} trigger outcome session cause skillVersion chainLength
-        requester { id name } actor { id name }
+        requester { id name } actor { id name } stopAsked { by { id name } reason at }
         lineage { id agent skill about requester { id name } }
         childCount children(first: $first) { ${CHILD} }
         calls(first: $calls) { costSource }

@@ -13,8 +13,8 @@ const FITTING = 10;
 
 const KINDS = {
   STARTED: "Started", MODEL_CALL: "Model call", TOOL_CALL: "Tool call", TOOL_RESULT: "Tool result",
-  ASKED_FOR_HELP: "Asked for help", SENT_BACK: "Answer sent back", ENDED: "Ended", ERASED: "Erasure",
-  REVIEWED: "Reviewed", HELD: "Held", RELEASED: "Hold released",
+  ASKED_FOR_HELP: "Asked for help", SENT_BACK: "Answer sent back", STOP_ASKED: "Stop asked", ENDED: "Ended",
+  ERASED: "Erasure", REVIEWED: "Reviewed", HELD: "Held", RELEASED: "Hold released",
 };
 
 const NEVER_RECORDED = {

@@ -9,6 +9,7 @@ import { Steps } from "./steps.js";
 import { Transcript } from "./transcript.js";
 import { Timeline } from "./timeline.js";
 import { Answering } from "./answer.js";
+import { BudgetMeter, StopWork } from "./stop.js";
 
 const html = htm.bind(h);
 
@@ -38,7 +39,7 @@ function Facts({ task }) {
     <dt>Started</dt><dd><${Time} iso=${task.startedAt} /></dd>
     <dt>Ended</dt><dd><${Time} iso=${task.endedAt} /></dd>
     <dt>Took</dt><dd>${duration(task.startedAt, task.endedAt)}</dd>
-    <dt>Cost</dt><dd><${Budget} task=${task} /></dd>
+    <dt>Cost</dt><dd><${Budget} task=${task} /><${BudgetMeter} task=${task} /></dd>
     <dt>For</dt><dd data-testid="requester"><${Requester} task=${task} /></dd>
     <dt>Ran as</dt><dd>${task.actor ? named(task.actor) : "—"}</dd>
     <dt>Why it ran</dt><dd data-testid="trigger"><${Words} value=${task.trigger} task=${task} /></dd>
@@ -119,6 +120,7 @@ export function TaskPage({ id, viewer }) {
     <h1>${task.agent} · ${task.skill}</h1>
     <p class="about"><${Words} value=${task.about} task=${task} /></p>
     ${check ? html`<${Badge} check=${check} onGoTo=${onGoTo} />` : html`<p class="loading">Checking the record…</p>`}
+    <${StopWork} task=${task} onAsked=${(stopAsked) => setTask((now) => ({ ...now, stopAsked }))} />
     <${Facts} task=${task} />
     <section aria-labelledby="answer-title">
       <h2 id="answer-title">Reviews and hold</h2>

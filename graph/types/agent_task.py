@@ -17,12 +17,14 @@ from graph.fast.plan import TaskPlan
 from graph.types.cost import Cost
 from graph.types.enums import FieldGroup, TaskCause, TaskStatus, TraceKind
 from graph.types.principal import Principal
+from graph.types.stop_ask import StopAsk
 from graph.types.scalars import JSON, Long
 from graph.types.trace_event import TraceEvent, content_access, withheld_reason
 from permissions.access import Group, ancestor_ids
 from resolvers.read.pages import capped, seq_page
 from resolvers.read.rows import LINE_COLUMNS, TaskRow
 from resolvers.read.transcript import turns_of
+from resolvers.write import stop_asks
 
 from graph.types.hold import Hold
 from graph.types.review import Review
@@ -95,6 +97,10 @@ class AgentTask:
         if self.row.parent_id is None:
             return None
         return await task_view(info, await info.context.loaders.task.get(self.row.parent_id), self.below("parent"))
+
+    @guarded(F, "The stop a person asked of it, or null; a stop asked above it is on that task.")
+    async def stop_asked(self, info: Info) -> StopAsk | None:
+        return StopAsk.of(stop_asks.of(await _root_row(self, info), self.row))
 
     @guarded(F, "The top of its tree.")
     async def root(self, info: Info) -> AgentTask | None:

@@ -4,11 +4,15 @@ from agentlog_kit.async_kit import AsyncKit
 from agentlog_kit.async_task import AsyncTask, AsyncTaskScope, AsyncToolCall
 from agentlog_kit.errors import (
     AgentlogError,
+    Answered,
     BadInput,
+    BudgetExceeded,
+    BudgetWarning,
     Conflict,
     Forbidden,
     Internal,
     NotFound,
+    StopAsked,
     Unauthenticated,
     Unavailable,
     WorkRunning,
@@ -32,8 +36,9 @@ from agentlog_kit.types import (
 from agentlog_kit.wire import Retry
 
 __all__ = [
-    "Agent", "AgentlogError", "AsyncKit", "AsyncTask", "AsyncTaskScope", "AsyncToolCall", "BadInput", "Conflict",
-    "EndFields", "Forbidden", "Help", "Internal", "Kit", "ModelCallFields", "ModelPrice", "NotFound", "Policies",
-    "PriceFields", "Principal", "PrincipalDict", "Retry", "Task", "TaskFields", "TaskScope", "TaskStatus", "ToolCall",
-    "ToolCallFields", "ToolResultFields", "Unauthenticated", "Unavailable", "WorkRunning",
+    "Agent", "AgentlogError", "Answered", "AsyncKit", "AsyncTask", "AsyncTaskScope", "AsyncToolCall", "BadInput",
+    "BudgetExceeded", "BudgetWarning", "Conflict", "EndFields", "Forbidden", "Help", "Internal", "Kit",
+    "ModelCallFields", "ModelPrice", "NotFound", "Policies", "PriceFields", "Principal", "PrincipalDict", "Retry",
+    "StopAsked", "Task", "TaskFields", "TaskScope", "TaskStatus", "ToolCall", "ToolCallFields", "ToolResultFields",
+    "Unauthenticated", "Unavailable", "WorkRunning",
 ]

@@ -12,6 +12,7 @@ from typing import Any, ParamSpec, TypeVar, Unpack
 import httpx
 
 from agentlog_kit.async_task import CURRENT, AsyncTask, AsyncTaskScope
+from agentlog_kit.errors import StopAsked
 from agentlog_kit.types import Agent, Help, ModelPrice, Policies, PriceFields, Principal, TaskFields
 from agentlog_kit.values import arguments, jsonable, principal, text
 from agentlog_kit.wire import Retry, Wire, graphql_input
@@ -28,16 +29,17 @@ PRICE_FIELDS = "model provider inputMicrosPerMillion outputMicrosPerMillion cach
 class AsyncKit:
     """A kit's connection to agentlog. `url` is the server (`http://host:port`, or its `/graphql` address);
     `token` a kit token. Lines are sent in `recordLines` batches of `batch_lines`, at the latest `flush_after`
-    seconds after the first waits; every call is retried as `retry` says."""
+    seconds after the first waits; every call is retried as `retry` says. A write over a task's budget raises
+    `BudgetExceeded`, or with `on_budget="warn"` warns (`BudgetWarning`)."""
 
     def __init__(self, url: str, token: str, *, batch_lines: int = 250, flush_after: float = 1.0,
                  retry: Retry | None = None, timeout: float = 30.0,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, on_budget: str = "raise") -> None:
         if not 1 <= batch_lines <= 1000:
             raise ValueError("batch_lines: recordLines takes 1 to 1,000 lines.")
         self.batch_lines = batch_lines
         self.flush_after = flush_after
-        self.wire = Wire(url, token, retry or Retry(), timeout, transport)
+        self.wire = Wire(url, token, retry or Retry(), timeout, transport, on_budget)
         self.open: set[AsyncTask] = set()
 
     async def __aenter__(self) -> AsyncKit:
@@ -157,8 +159,13 @@ class AsyncKit:
         return decorate
 
     async def _start(self, start: dict[str, Any]) -> AsyncTask:
-        data = await self.wire.mutate("startTask", "StartTaskInput",
-                                      {"idempotencyKey": str(uuid.uuid4()), **start}, "id")
+        """A task started; one started under work asked to stop is ended STOPPED at once, and the stop raised."""
+        try:
+            data = await self.wire.mutate("startTask", "StartTaskInput",
+                                          {"idempotencyKey": str(uuid.uuid4()), **start}, "id")
+        except StopAsked as stop:
+            await AsyncTask(self, stop.answer["id"], start.get("parent")).end("STOPPED", outcome=str(stop))
+            raise
         task = AsyncTask(self, data["id"], start.get("parent"))
         self.open.add(task)
         return task

@@ -9,7 +9,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Unpack
 
 from agentlog_kit.batch import Batches
-from agentlog_kit.errors import AgentlogError, Unavailable
+from agentlog_kit.errors import AgentlogError, StopAsked, Unavailable
 from agentlog_kit.types import (
     EndFields,
     Help,
@@ -83,15 +83,31 @@ class AsyncTask:
                              limit_micros=limit_micros, **fields)
 
     async def flush(self) -> None:
-        """Sends every line waiting; raises what the server refused, now or in an earlier background send."""
+        """Sends every line waiting; raises what the server refused, now or in an earlier background send, and
+        `StopAsked` when it answered that the work was asked to stop."""
         await self.batches.flush()
+
+    async def stop_asked(self) -> StopAsked | None:
+        """Whether a person asked this work, or work above it, to stop, for a loop that writes rarely: the stop
+        (as the `StopAsked` a write would raise, not raised) or None. Lines waiting are sent first."""
+        try:
+            await self.flush()
+        except StopAsked as stop:
+            return stop
+        document = "query($id: ID!) { task(id: $id) { lineage { stopAsked { by { id name } reason at } } " \
+                   "stopAsked { by { id name } reason at } } }"
+        task = (await self.kit.wire.query(document, {"id": self.id}))["task"] or {}
+        for above in [task, *reversed(task.get("lineage") or [])]:
+            if above.get("stopAsked"):
+                return StopAsked(above["stopAsked"])
+        return None
 
     async def end(self, status: TaskStatus = "DONE", **fields: Unpack[EndFields]) -> None:
         await self.flush()
         key = fields.get("idempotency_key") or str(uuid.uuid4())
         ending = {"outcome": self.outcome, "result": self.result, **fields, "task": self.id, "status": status,
                   "idempotency_key": key}
-        await self.kit.wire.mutate("endTask", "EndTaskInput", graphql_input(ending), "id")
+        await self.kit.wire.mutate("endTask", "EndTaskInput", graphql_input(ending), "id", heed=False)
         self.ended = True
         self.kit.open.discard(self)
         await self.batches.close()
@@ -108,6 +124,10 @@ class AsyncTask:
                 raise
             error.add_note(f"agentlog: task {self.id} could not be ended: {away}")
             return
+        except StopAsked as stop:
+            if error is None:
+                await self.end("STOPPED", outcome=failure_outcome(stop))
+                raise
         except AgentlogError as refused:
             if error is None:
                 await self.end("FAILED", outcome=failure_outcome(refused))

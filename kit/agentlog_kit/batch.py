@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agentlog_kit.errors import AgentlogError, Unavailable
+from agentlog_kit.errors import AgentlogError, Answered, Unavailable
 
 Send = Callable[[list[dict[str, Any]], str], Awaitable[None]]
 
@@ -16,7 +16,8 @@ class Batches:
     """Lines are cut into batches of at most `size`, each given its idempotency key when it is cut, and sent one
     at a time in order. A batch the server could not be reached for stays first in line with its key, so sending
     it again never writes it twice. A batch the server refused wrote nothing: its error, carrying the lines, is
-    raised by the next call, whether the refused send was the caller's or the background's."""
+    raised by the next call, whether the refused send was the caller's or the background's. A batch recorded
+    with an answer to heed (`Answered`, such as `StopAsked`) is raised the same way, and is not sent again."""
 
     def __init__(self, send: Send, size: int, after: float) -> None:
         self.send = send
@@ -86,6 +87,7 @@ class Batches:
                 except AgentlogError as refused:
                     if not isinstance(refused, Unavailable):
                         self.cut.pop(0)
+                    if not isinstance(refused, (Unavailable, Answered)):
                         refused.lines = lines
                     raise
                 self.cut.pop(0)

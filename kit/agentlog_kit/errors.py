@@ -74,6 +74,49 @@ class Internal(AgentlogError):
     code = "INTERNAL"
 
 
+class Answered(AgentlogError):
+    """A write the server recorded, whose answer asks the agent to act on it. Raised from that write (for lines
+    sent in a batch, from the next call of their task); nothing is lost or sent again. `answer` is what the
+    write answered."""
+
+    def __init__(self, message: str, *, answer: Any = None, **refusal: Any) -> None:
+        super().__init__(message, **refusal)
+        self.answer = answer
+
+
+class StopAsked(Answered):
+    """A person asked this work, or work above it, to stop (`stopTask`): `by` ({"id", "name"}), `reason` and
+    `at` (RFC 3339 text) say who, why and when. A `with` block it leaves ends its task STOPPED."""
+
+    code = "STOP_ASKED"
+
+    def __init__(self, stop: dict[str, Any], answer: Any = None) -> None:
+        self.by: dict[str, Any] = stop["by"]
+        self.reason: str = stop["reason"]
+        self.at: str = stop["at"]
+        who = self.by.get("name") or self.by["id"]
+        super().__init__(f"{who} asked the work to stop: {self.reason}", answer=answer)
+
+
+class BudgetExceeded(Answered):
+    """The write took the all-in spend of `task` (this work, or work above it) past its `limit_micros`:
+    `spent_micros` is that spend now. Raised unless the kit was made with `on_budget="warn"`, which warns with a
+    `BudgetWarning` instead. A `with` block it leaves ends its task FAILED."""
+
+    code = "OVER_BUDGET"
+
+    def __init__(self, over: dict[str, Any], answer: Any = None) -> None:
+        self.task: str = over["task"]
+        self.limit_micros: int = over["limitMicros"]
+        self.spent_micros: int = over["spentMicros"]
+        super().__init__(f"task {self.task} has spent {self.spent_micros} micros of its limit of "
+                         f"{self.limit_micros}.", answer=answer)
+
+
+class BudgetWarning(UserWarning):
+    """A write went over budget, told to a kit made with `on_budget="warn"`."""
+
+
 BY_CODE: dict[str, type[AgentlogError]] = {
     kind.code: kind
     for kind in (Unauthenticated, Forbidden, NotFound, BadInput, Conflict, WorkRunning, Unavailable, Internal)

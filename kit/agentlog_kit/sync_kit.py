@@ -19,6 +19,7 @@ import httpx
 
 from agentlog_kit.async_kit import AsyncKit
 from agentlog_kit.async_task import AsyncTask, AsyncTaskScope, AsyncToolCall
+from agentlog_kit.errors import StopAsked
 from agentlog_kit.types import (
     Agent,
     EndFields,
@@ -99,6 +100,10 @@ class Task:
     def flush(self) -> None:
         self.kit._run(self.task.flush())
 
+    def stop_asked(self) -> StopAsked | None:
+        """See `AsyncTask.stop_asked`."""
+        return self.kit._run(self.task.stop_asked())
+
     def end(self, status: TaskStatus = "DONE", **fields: Unpack[EndFields]) -> None:
         self.kit._run(self.task.end(status, **fields))
 
@@ -131,12 +136,12 @@ class Kit:
 
     def __init__(self, url: str, token: str, *, batch_lines: int = 250, flush_after: float = 1.0,
                  retry: Retry | None = None, timeout: float = 30.0,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, on_budget: str = "raise") -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="agentlog-kit", daemon=True)
         self.thread.start()
         self.kit = AsyncKit(url, token, batch_lines=batch_lines, flush_after=flush_after, retry=retry,
-                            timeout=timeout, transport=transport)
+                            timeout=timeout, transport=transport, on_budget=on_budget)
         self.closed = False
         atexit.register(self.close)
 

@@ -6,6 +6,7 @@ import inspect
 import json
 from typing import Any
 
+from agentlog_kit.errors import StopAsked
 from agentlog_kit.types import Principal, TaskStatus
 from agentlog_kit.wire import graphql_input
 
@@ -40,5 +41,5 @@ def failure_outcome(error: BaseException) -> str:
 
 
 def ending_status(error: BaseException) -> TaskStatus:
-    """An exception fails the task; a cancellation or an interrupt stops it."""
-    return "FAILED" if isinstance(error, Exception) else "STOPPED"
+    """An exception fails the task; a stop asked, a cancellation or an interrupt stops it."""
+    return "FAILED" if isinstance(error, Exception) and not isinstance(error, StopAsked) else "STOPPED"

@@ -7,16 +7,27 @@ import functools
 import json
 import random
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from agentlog_kit.errors import BadInput, Internal, Unauthenticated, Unavailable, from_graphql
+from agentlog_kit.errors import (
+    BadInput,
+    BudgetExceeded,
+    BudgetWarning,
+    Internal,
+    StopAsked,
+    Unauthenticated,
+    Unavailable,
+    from_graphql,
+)
 
 RETRIED_STATUS = {502, 503, 504}
 CONSISTENCY = "X-Agentlog-Consistency"
 CAMEL = re.compile(r"_([a-z])")
+ON_BUDGET = ("raise", "warn")
 
 
 @dataclass(frozen=True)
@@ -49,7 +60,10 @@ def endpoint(url: str) -> str:
 
 class Wire:
     def __init__(self, url: str, token: str, retry: Retry, timeout: float,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, on_budget: str = "raise") -> None:
+        if on_budget not in ON_BUDGET:
+            raise ValueError(f"on_budget: 'raise' or 'warn', not {on_budget!r}.")
+        self.on_budget = on_budget
         self.retry = retry
         self.http = httpx.AsyncClient(
             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
@@ -58,14 +72,29 @@ class Wire:
         self.url = endpoint(url)
         self.consistency: str | None = None
 
-    async def mutate(self, mutation: str, input_type: str, input: dict[str, Any], select: str) -> Any:
+    async def mutate(self, mutation: str, input_type: str, input: dict[str, Any], select: str,
+                     heed: bool = True) -> Any:
+        """The mutation's answer; with `heed`, `StopAsked` when the answer says the work was asked to stop, and
+        `BudgetExceeded` (or its warning, as `on_budget` says) when it went over budget."""
         query = f"mutation($input: {input_type}!) {{ {mutation}(input: $input) {{ {select} }} }}"
-        data = await self.send({"query": query, "variables": {"input": input}})
+        data, extensions = await self.exchange({"query": query, "variables": {"input": input}})
+        if heed and extensions.get("stopAsked"):
+            raise StopAsked(extensions["stopAsked"], answer=data[mutation])
+        if heed and extensions.get("overBudget"):
+            over = BudgetExceeded(extensions["overBudget"], answer=data[mutation])
+            if self.on_budget == "raise":
+                raise over
+            warnings.warn(str(over), BudgetWarning, stacklevel=2)
         return data[mutation]
 
     async def send(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """The answer's `data`. Transport errors, 502/503/504 and `UNAVAILABLE` are sent again, the same bytes
-        each time (so the same idempotency key); anything else the server refuses is raised at once."""
+        """The answer's `data`; see `exchange`."""
+        return (await self.exchange(payload))[0]
+
+    async def exchange(self, payload: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The answer's `data` and `extensions`. Transport errors, 502/503/504 and `UNAVAILABLE` are sent again,
+        the same bytes each time (so the same idempotency key); anything else the server refuses is raised at
+        once."""
         try:
             content = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
         except (TypeError, ValueError) as exc:
@@ -81,9 +110,9 @@ class Wire:
                 last = exc
                 continue
             try:
-                data = self.answer(response)
+                answered = self.answer(response)
                 self.consistency = response.headers.get(CONSISTENCY) or self.consistency
-                return data
+                return answered
             except Unavailable as exc:
                 last = exc
         raise Unavailable(f"agentlog at {self.url} did not answer after {self.retry.attempts} attempts: {last}") from last
@@ -91,7 +120,7 @@ class Wire:
     async def query(self, document: str, variables: dict[str, Any] | None) -> dict[str, Any]:
         return await self.send({"query": document, "variables": variables or {}})
 
-    def answer(self, response: httpx.Response) -> dict[str, Any]:
+    def answer(self, response: httpx.Response) -> tuple[dict[str, Any], dict[str, Any]]:
         status, request_id = response.status_code, response.headers.get("x-request-id")
         if status in RETRIED_STATUS:
             raise Unavailable(f"the server answered HTTP {status}.", http_status=status, request_id=request_id)
@@ -110,7 +139,7 @@ class Wire:
         if status != 200 or not isinstance(data, dict):
             raise Internal(f"the server answered HTTP {status}: {response.text[:300]}", http_status=status,
                            request_id=request_id)
-        return data
+        return data, body.get("extensions") or {}
 
     async def close(self) -> None:
         await self.http.aclose()

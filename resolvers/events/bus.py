@@ -108,5 +108,5 @@ class Hub:
 HUB = Hub()
 
 
-async def deliver_here(event: str, task: AgentTask) -> None:
-    HUB.deliver(notice_of(event, task))
+async def deliver_here(event: str, task: AgentTask, share: int | None = None) -> None:
+    HUB.deliver(notice_of(event, task, share))

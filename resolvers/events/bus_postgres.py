@@ -34,8 +34,8 @@ RETRY_SECONDS = (0.5, 1, 2, 5, 10)
 PAYLOAD_BYTES = 7999
 
 
-async def notify(event: str, task: AgentTask) -> None:
-    text = notice_of(event, task).to_text()
+async def notify(event: str, task: AgentTask, share: int | None = None) -> None:
+    text = notice_of(event, task, share).to_text()
     await get_connection("default").execute_query("SELECT pg_notify($1, $2)", [CHANNEL, text])
 
 

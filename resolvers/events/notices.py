@@ -20,7 +20,10 @@ from permissions.access import ancestor_ids
 
 log = logging.getLogger("agentlog.events")
 
-EVENTS = ("AgentTaskStarted", "AgentTaskFinished", "AgentTaskFailed", "AgentTaskStopped", "AgentWorkErased")
+EVENTS = (
+    "AgentTaskStarted", "AgentTaskFinished", "AgentTaskFailed", "AgentTaskStopped", "AgentWorkErased",
+    "AgentTaskStopAsked", "AgentTaskBudgetCrossed",
+)
 SNAPSHOT_FIELDS = (
     "id", "root_id", "parent_id", "path", "depth", "sequence", "agent", "skill", "cause", "status",
     "started_at", "ended_at", "requester_id", "actor_id", "session",
@@ -41,6 +44,8 @@ class TaskNotice:
     tenant: str
     at: datetime
     task: dict[str, Any]
+    share: int | None = None
+    """For AgentTaskBudgetCrossed: the share of the task's limit passed, in percent."""
 
     @property
     def task_id(self) -> uuid.UUID:
@@ -50,7 +55,7 @@ class TaskNotice:
         return top in ancestor_ids(self.task["path"])
 
     def to_json(self) -> bytes:
-        return notice_json(self.event, self.tenant, self.at, _figures_json(self.task))
+        return notice_json(self.event, self.tenant, self.at, _figures_json(self.task), self.share)
 
     def to_text(self) -> str:
         return self.to_json().decode()
@@ -62,7 +67,8 @@ class TaskNotice:
             task[key] = uuid.UUID(task[key]) if task.get(key) else None
         for key in TIMES:
             task[key] = datetime.fromisoformat(task[key]) if task.get(key) else None
-        return cls(event=raw["event"], tenant=raw["tenant"], at=datetime.fromisoformat(raw["at"]), task=task)
+        return cls(event=raw["event"], tenant=raw["tenant"], at=datetime.fromisoformat(raw["at"]), task=task,
+                   share=raw.get("share"))
 
     def snapshot_row(self) -> AgentTask:
         """The task as it stood when the event happened, unsaved."""
@@ -77,18 +83,19 @@ def event_time(event: str, task: AgentTask) -> datetime:
     return datetime.now(timezone.utc)
 
 
-def notice_of(event: str, task: AgentTask) -> TaskNotice:
-    return TaskNotice(event=event, tenant=task.tenant, at=event_time(event, task), task=snapshot_of(task))
+def notice_of(event: str, task: AgentTask, share: int | None = None) -> TaskNotice:
+    return TaskNotice(event=event, tenant=task.tenant, at=event_time(event, task), task=snapshot_of(task), share=share)
 
 
 def snapshot_of(task: AgentTask) -> dict[str, Any]:
     return {name: getattr(task, name) for name in SNAPSHOT_FIELDS}
 
 
-def notice_json(event: str, tenant: str, at: datetime, figures: bytes) -> bytes:
+def notice_json(event: str, tenant: str, at: datetime, figures: bytes, share: int | None = None) -> bytes:
     """A notice as JSON, given its task's figures as JSON; ids and times as their text, as `str` and `isoformat`
     write them (a driver's own id type, which orjson does not know, through `str`)."""
-    head = orjson.dumps({"event": event, "tenant": tenant, "at": at}, default=str)
+    head = orjson.dumps({"event": event, "tenant": tenant, "at": at, **({"share": share} if share else {})},
+                        default=str)
     return head[:-1] + b',"task":' + figures + b"}"
 
 
@@ -134,12 +141,13 @@ def remove_publisher(publisher: Publisher) -> None:
     _many.pop(publisher, None)
 
 
-async def publish_task(event: str, task: AgentTask) -> None:
+async def publish_task(event: str, task: AgentTask, share: int | None = None) -> None:
+    """`share` travels with AgentTaskBudgetCrossed only, to publishers that take it as a keyword."""
     if event not in EVENTS:
         raise ValueError(f"{event!r} is not a task event; the events are {', '.join(EVENTS)}.")
     for publisher in list(_publishers):
         try:
-            await publisher(event, task)
+            await (publisher(event, task) if share is None else publisher(event, task, share=share))
         except Exception:
             log.exception("could not publish %s for task %s", event, task.id)
 

@@ -118,7 +118,7 @@ async def erase_content_of(root: AgentTask, at: datetime, conn: Any) -> int:
 async def anonymise(root: AgentTask, at: datetime, conn: Any) -> int:
     await AgentTask.filter(root_id=root.id, tenant=root.tenant).using_db(conn).update(
         requester_id=None, requester_name=None, about=None, trigger=None, outcome=None, entity_id=None,
-        anonymised_at=at,
+        stops=None, anonymised_at=at,
     )
     await AgentHelp.filter(root_id=root.id, tenant=root.tenant).using_db(conn).update(
         asked_of_id=None, asked_of_name=None, answered_by_id=None, answered_by_name=None

@@ -65,6 +65,7 @@ class TaskRow(NamedTuple):
     withheld: str | None
     content_erased_at: datetime | None
     anonymised_at: datetime | None
+    stops: str | None = None
 
 
 LINE_KEYS = ("task_id", "seq")

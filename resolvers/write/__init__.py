@@ -1,6 +1,5 @@
 """The write path: every line of the kit and of OTLP is appended by `append.py`, in one transaction that locks
-the tree, checks, hashes, appends and moves the head. Around it: the kit's mutations (`kit.py`), a person's
-reviews (`reviews.py`) and legal holds (`holds.py`), lines and meter rows (`lines.py`), `recordLines`
-(`batch.py`), new tasks (`made_task.py`), prices, signed checkpoints and the signing key, input checks,
-sentences, what is withheld. It may import `resolvers.events`, `resolvers.metrics`, `resolvers.settings`,
-`permissions/` and `models/`."""
+the tree, checks, hashes, appends and moves the head. Around it: the kit's mutations (`kit.py`), lines and
+meter rows (`lines.py`), `recordLines` (`batch.py`), new tasks (`made_task.py`), prices, signed checkpoints and
+the signing key, input checks, sentences, what is withheld. It may import `resolvers.events`, `resolvers.metrics`,
+`resolvers.settings`, `permissions/` and `models/`."""

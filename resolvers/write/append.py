@@ -25,7 +25,7 @@ from models.db import placeholders
 from models.line_columns import BESIDE, FIGURES, INSERTED, SEALED_FIELDS
 from permissions.principal import Principal
 from resolvers import metrics
-from resolvers.write import checks
+from resolvers.write import budgets, checks, stop_asks
 from resolvers.write.checkpoints import KEEP, note_for, refused, sign_head
 from resolvers.write.fingerprint import fingerprint
 from resolvers.write.one_statement import Statement, insert, together
@@ -57,6 +57,7 @@ def require_person(principal: Principal | None, operation: str) -> Principal:
 
 Body = Callable[[Principal, Any], Awaitable[Any]]
 Reload = Callable[[str, str], Awaitable[Any]]
+Caller = Callable[[Principal | None], Principal]
 
 
 async def kit_write(
@@ -66,9 +67,11 @@ async def kit_write(
     body: Body,
     result_id: Callable[[Any], str],
     reload: Reload,
+    caller: Caller = require_kit,
 ) -> Any:
-    """Runs `body(kit, conn)` in one transaction; a retried idempotency key returns the first answer."""
-    return await keyed_write(require_kit(principal), operation, data, body, result_id, reload)
+    """Runs `body(writer, conn)` in one transaction for the writer `caller` admits (the kit, unless told
+    otherwise); a retried idempotency key returns the first answer."""
+    return await keyed_write(caller(principal), operation, data, body, result_id, reload)
 
 
 async def keyed_write(
@@ -153,14 +156,17 @@ class Running:
     task: AgentTask
     root: AgentTask
     logging: str | None
+    limits: tuple[budgets.Budget, ...] = ()
 
 
-async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> Running:
+async def running_task(tenant: str, field: str, task_id: str, conn: Any, metered: bool = False) -> Running:
     """The task under its tree's lock. An ended task takes no more lines.
 
     The root is found and locked, and the agent's logging read, in one statement, written out because it runs on
     every append; a sub-task is read once more, under the lock. The logging mode is read as the statement began,
-    before any wait for the lock: a registerAgent answered before this write was sent is seen.
+    before any wait for the lock: a registerAgent answered before this write was sent is seen. For a write that
+    `metered` model calls, the budgets of the task and of those above it come with it (for a sub-task, with its
+    re-read).
     """
     tid = checks.uuid_of(field, task_id)
     locking = ' FOR UPDATE OF "root"' if conn.capabilities.dialect == "postgres" else ""
@@ -171,10 +177,21 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any) -> Runn
         raise NotFound(f"{field}: no task {tid}.", field=field)
     logging = rows[0].pop("agent_logging")
     root = AgentTask._init_from_db(**rows[0])
-    task = root if root.id == tid else await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).get()
+    limits: tuple[budgets.Budget, ...] = ()
+    if root.id == tid:
+        task = root
+        limits = budgets.of_root(root) if metered else ()
+    elif metered:
+        sql = budgets.task_with_limits(conn.capabilities.dialect)
+        found = await conn.execute_query_dict(placeholders(conn, sql), [tenant, str(tid), tenant])
+        limits = budgets.limits_of(found[0].pop("limits_above"))
+        task = AgentTask._init_from_db(**found[0])
+    else:
+        task = await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).get()
     if task.status != TaskStatus.RUNNING:
         raise Conflict(f"{field}: task {task.id} has ended ({task.status}); it takes no more lines.", field=field)
-    return Running(task, root, logging)
+    stop_asks.heard(root, task)
+    return Running(task, root, logging, limits)
 
 
 MOVE_HEAD = 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3 AND "tenant"=$4'
@@ -249,10 +266,11 @@ def seal_steps(tenant: str, root_id: str, steps: list[Step], seq: int, head: str
     return rows, seq, head
 
 
-async def settle_head(root: AgentTask, length: int, head: str, added: int, conn: Any) -> None:
+async def settle_head(root: AgentTask, length: int, head: str, added: int, conn: Any,
+                      spend: budgets.Spend | None = None) -> None:
     """After `added` sealed lines are stored: the tree's head moved once, and signed."""
     await move_head(root, length, head, conn)
-    await sign_head(root, conn)
+    await sign_head(root, conn, spend)
     metrics.lines_appended(root.tenant, added)
 
 
@@ -263,15 +281,23 @@ def stored_at_once(conn: Any, lines: int) -> bool:
 
 
 async def store_at_once(root: Any, rows: list[tuple], length: int, head: str, beside: Sequence[Statement],
-                        conn: Any) -> None:
-    """The writes beside the lines, the sealed lines, the head moved and signed, in one round trip."""
+                        conn: Any, spend: budgets.Spend | None = None) -> None:
+    """The writes beside the lines, the sealed lines, the head moved and signed, in one round trip; given
+    `spend`, the same statement reads what each budget had spent, before the meter rows it stores."""
     root_id = str(root.id)
     note = note_for(root.tenant, root_id, length, head)
     moved = Statement(MOVE_HEAD, [length, head, root_id, root.tenant])
     writes = [*beside, insert("trace_event", LINE_COLUMNS, rows), moved]
-    statement = together(writes, Statement(KEEP, [root_id, root.tenant, length, head, note]))
-    if not await conn.execute_query_dict(statement.sql, statement.args):
+    keep = Statement(KEEP, [root_id, root.tenant, length, head, note])
+    if spend is not None:
+        returning = budgets.spent_returning("postgres", len(spend.budgets), len(keep.args) + 1, len(spend.calls))
+        keep = Statement(KEEP + returning, keep.args + budgets.spent_args("postgres", root.tenant, spend, spend.calls))
+    statement = together(writes, keep)
+    answered = await conn.execute_query_dict(statement.sql, statement.args)
+    if not answered:
         raise refused(root_id, length, head)
+    if spend is not None:
+        budgets.read_spent(spend, answered[0], counted=False)
     root.chain_length, root.chain_head = length, head
     metrics.lines_appended(root.tenant, len(rows))
 
@@ -281,7 +307,8 @@ SEND_FROM = 250
 
 
 async def append_many(
-    root: Any, steps: list[Step], conn: Any, db: Pipeline | None = None, beside: Sequence[Statement] = ()
+    root: Any, steps: list[Step], conn: Any, db: Pipeline | None = None, beside: Sequence[Statement] = (),
+    spend: budgets.Spend | None = None,
 ) -> list[tuple]:
     """Seals the lines in order after the tree's head, stores them in one statement, moves the head once and
     signs it; returns the rows as stored, in LINE_COLUMNS order. `beside` are writes made before the lines, in
@@ -289,16 +316,17 @@ async def append_many(
 
     Given a pipeline on `conn`, every statement goes through it, and the lines are sealed SEAL_EVERY at a time
     and sent SEND_FROM rows at a time, so the database stores one chunk while the next is hashed; then nothing
-    is returned."""
+    is returned. Given `spend` (without a pipeline), the statement that signs the head also reads its budgets'
+    spend (resolvers/write/budgets.py)."""
     if db is None:
         rows, length, head = seal_steps(root.tenant, str(root.id), steps, root.chain_length, root.chain_head)
         if stored_at_once(conn, len(rows)):
-            await store_at_once(root, rows, length, head, beside, conn)
+            await store_at_once(root, rows, length, head, beside, conn, spend)
             return rows
         for write in beside:
             await conn.execute_query(placeholders(conn, write.sql), write.args)
         await insert_rows(conn, "trace_event", LINE_COLUMNS, rows)
-        await settle_head(root, length, head, len(rows), conn)
+        await settle_head(root, length, head, len(rows), conn, spend)
         return rows
     for write in beside:
         db.send(conn.execute_query(placeholders(conn, write.sql), write.args))

@@ -6,13 +6,14 @@ kept: so neither a smaller size nor the same size with another head is ever sign
 
 from __future__ import annotations
 
-import re
 import uuid
 from typing import Any
 
 from models import AgentTask, SignedCheckpoint
 from models.errors import CheckpointRefused
 from models.record.note import Checkpoint, origin_of, sign
+from models.db import placeholders
+from resolvers.write import budgets
 from resolvers.write.signing import signer
 
 KEEP = (
@@ -20,7 +21,6 @@ KEEP = (
     'ON CONFLICT ("root_id", "tenant") DO UPDATE SET "size" = excluded."size", "head" = excluded."head", '
     '"note" = excluded."note" WHERE "checkpoint"."size" < excluded."size" RETURNING "size"'
 )
-KEEP_SQL = {"postgres": KEEP, "sqlite": re.sub(r"\$\d+", "?", KEEP)}
 
 
 def note_for(tenant: str, root_id: str, size: int, head: str) -> str:
@@ -32,17 +32,26 @@ def refused(root_id: str, size: int, head: str) -> CheckpointRefused:
     return CheckpointRefused(f"Tree {root_id} has a checkpoint at least {size} lines long; {head} is not signed.")
 
 
-async def keep_checkpoint(tenant: str, root_id: str, size: int, head: str, conn: Any) -> str:
-    """Signs (size, head) for the tree and keeps it, on the transaction's connection."""
+async def keep_checkpoint(tenant: str, root_id: str, size: int, head: str, conn: Any,
+                          spend: budgets.Spend | None = None) -> str:
+    """Signs (size, head) for the tree and keeps it, on the transaction's connection; given `spend`, the same
+    statement reads what each of its budgets has spent, the write's meter rows included."""
     note = note_for(tenant, root_id, size, head)
-    rows = await conn.execute_query_dict(KEEP_SQL[conn.capabilities.dialect], [root_id, tenant, size, head, note])
+    dialect = conn.capabilities.dialect
+    sql, args = KEEP, [root_id, tenant, size, head, note]
+    if spend is not None:
+        sql += budgets.spent_returning(dialect, len(spend.budgets), len(args) + 1)
+        args += budgets.spent_args(dialect, tenant, spend)
+    rows = await conn.execute_query_dict(placeholders(conn, sql), args)
     if not rows:
         raise refused(root_id, size, head)
+    if spend is not None:
+        budgets.read_spent(spend, rows[0], counted=True)
     return note
 
 
-async def sign_head(root: AgentTask, conn: Any) -> str:
-    return await keep_checkpoint(root.tenant, str(root.id), root.chain_length, root.chain_head, conn)
+async def sign_head(root: AgentTask, conn: Any, spend: budgets.Spend | None = None) -> str:
+    return await keep_checkpoint(root.tenant, str(root.id), root.chain_length, root.chain_head, conn, spend)
 
 
 async def latest(tenant: str, root_ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:

@@ -13,7 +13,7 @@ from models.policies import CAPABILITIES
 from models.task import MAX_DEPTH
 from permissions.principal import Principal
 from resolvers import settings
-from resolvers.write import checks, lines, made_task, sentences
+from resolvers.write import checks, lines, made_task, sentences, stop_asks
 from models.errors import BadInput, Conflict, NotFound
 from models.record.vocabulary import LineKind, TaskStatus
 from resolvers.events.notices import publish_task
@@ -146,6 +146,7 @@ async def _open_parent(tenant: str, parent_id: str, conn: Any) -> tuple[AgentTas
     if parent.status != TaskStatus.RUNNING:
         raise Conflict(f"parent: task {parent.id} has ended ({parent.status}); no sub-task starts under it.",
                        field="parent")
+    stop_asks.heard(root, parent)
     if parent.depth >= MAX_DEPTH:
         raise BadInput(f"parent: task {parent.id} is {parent.depth} levels below its root; sub-tasks nest at "
                        f"most {MAX_DEPTH} levels deep.", field="parent")

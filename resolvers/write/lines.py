@@ -18,7 +18,7 @@ from models.db import placeholders
 from models.line_columns import UUID_COLUMNS
 from models.record.vocabulary import LineKind
 from permissions.principal import Principal
-from resolvers.write import checks, prices, sentences
+from resolvers.write import budgets, checks, prices, sentences, stop_asks
 from resolvers.write.one_statement import Statement, insert
 from resolvers.read.rows import LineRow
 from resolvers.write.withheld import withheld_reason
@@ -156,8 +156,14 @@ async def price_drafts(tenant: str, timed: list[tuple[Draft, datetime]], conn: A
 
 
 async def _reload(tenant: str, rid: str) -> Recorded:
+    """A replayed answer; it answers a stop asked since, as the first answer would now (a kit whose first answer
+    was lost learns the stop from the resend)."""
     root_id, first, last = rid.split(":")
     line = await TraceEvent.get(tenant=tenant, root_id=uuid.UUID(root_id), seq=int(last))
+    root = await AgentTask.get(id=line.root_id, tenant=tenant)
+    if root.stops:
+        task = root if line.task_id == root.id else await AgentTask.get(id=line.task_id, tenant=tenant)
+        stop_asks.heard(root, task)
     return Recorded(tenant, line.task_id, line.root_id, int(first), int(last), line.hash)
 
 
@@ -186,6 +192,7 @@ def _result_id(recorded: Recorded) -> str:
 LAST_TURN = 'SELECT MAX("turn") AS "last" FROM "llm_call" WHERE "tenant" = $1 AND "task_id" = $2'
 AFTER_LAST_TURN = 'COALESCE(MAX("turn"), 0) + ${}'
 TURN = CALL_COLUMNS.index("turn")
+COST = CALL_COLUMNS.index("cost_micros")
 
 
 async def _next_turn(task: AgentTask, conn: Any) -> int:
@@ -218,7 +225,8 @@ async def record(
 
     async def body(kit: Principal, conn: Any) -> Recorded:
         checked = check()
-        running = await running_task(kit.tenant, "task", data.get("task"), conn)
+        metered = any(d.call is not None for d in checked)
+        running = await running_task(kit.tenant, "task", data.get("task"), conn, metered=metered)
         task, root, logging = running.task, running.root, running.logging
         at_once = stored_at_once(conn, len(checked))
         numbered_as_written = at_once and sum(d.call is not None for d in checked) == 1
@@ -245,17 +253,25 @@ async def record(
                 turn += d.by_tool is None
             payload = None if reason else d.payload
             steps.append(new_step(d.kind, task_id, at, d.summary, payload, d.figures, reason, call_id, d.by_tool))
+        cost = sum(c[COST] or 0 for c in calls)
+        spend = budgets.Spend(running.limits, tuple(c[0] for c in calls)) if running.limits and cost else None
         if at_once:
             if numbered_as_written:
                 beside = [numbered_as_stored(calls[0])]
             else:
                 beside = [insert("llm_call", CALL_COLUMNS, calls)] if calls else []
-            rows = await append_many(root, steps, conn, beside=beside)
+            rows = await append_many(root, steps, conn, beside=beside, spend=spend)
         else:
             if calls:
                 await insert_rows(conn, "llm_call", CALL_COLUMNS, calls)
-            rows = await append_many(root, steps, conn)
+            rows = await append_many(root, steps, conn, spend=spend)
+        if spend is not None:
+            crossed[:] = budgets.weigh(spend, cost)
         first, last = steps[0].line, steps[-1].line
         return Recorded(task.tenant, task.id, root.id, first.seq, last.seq, last.hash, tuple(rows))
 
-    return await kit_write(principal, operation, data, body, _result_id, _reload)
+    crossed: list[budgets.Crossing] = []
+    recorded = await kit_write(principal, operation, data, body, _result_id, _reload)
+    if recorded.rows:
+        await budgets.tell_crossed(principal.tenant, crossed)
+    return recorded

@@ -125,3 +125,5 @@ def held(by: dict, reason: str) -> str:
 
 def released(by: dict, reason: str) -> str:
     return f"{named(by)} released the hold on this work: {reason}"
+def stop_asked(by: dict, reason: str) -> str:
+    return f"{who(by)} asked the work to stop: {reason}"
