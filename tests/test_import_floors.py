@@ -12,6 +12,7 @@ from tests.test_one_access_decision import ROOT
 
 FLOORS = ("models.record", "models", "permissions", "resolvers", "graph")
 # Identity is read from the settings of the floor above until the settings are made once at start and passed down.
+MOST_MODULES = 16
 KNOWN_BACK_UP = {("permissions.oidc", "resolvers.settings"), ("permissions.tokens", "resolvers.settings")}
 
 
@@ -136,3 +137,12 @@ def test_the_only_circle_is_the_graphql_types_importing_each_other_lazily():
 def test_a_circle_is_found_where_there_is_one():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
     assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_every_folder_says_what_lives_there_and_holds_a_readable_number_of_modules():
+    folders = {path.parent for path in modules().values()}
+    unsaid = [str(f.relative_to(ROOT)) for f in folders if not ast.get_docstring(ast.parse((f / "__init__.py").read_text()))]
+    crowded = {str(f.relative_to(ROOT)): n for f in folders
+               if (n := len([p for p in f.glob("*.py") if p.name != "__init__.py"])) > MOST_MODULES
+               and f.relative_to(ROOT) != Path("graph/types")}
+    assert unsaid == [] and crowded == {}

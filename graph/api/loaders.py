@@ -10,7 +10,8 @@ from typing import Any
 from strawberry.dataloader import DataLoader
 
 from permissions.access import Access
-from resolvers.write import checkpoints, holds, reviews
+from resolvers.write import checkpoints
+from resolvers.answer import holds, reviews
 from resolvers.read import pages, tree
 from resolvers.read.pages import Page
 from resolvers.read.rows import LINE_COLUMNS, TaskRow

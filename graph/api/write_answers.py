@@ -1,4 +1,4 @@
-"""What a write answers beside its data (resolvers/write/answers.py), in the response's top-level `extensions`."""
+"""What a write answers beside its data (resolvers/control/answers.py), in the response's top-level `extensions`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from strawberry.extensions import SchemaExtension
 
-from resolvers.write import answers
+from resolvers.control import answers
 
 
 class WriteAnswers(SchemaExtension):

@@ -24,7 +24,7 @@ from permissions.access import Group, ancestor_ids
 from resolvers.read.pages import capped, seq_page
 from resolvers.read.rows import LINE_COLUMNS, TaskRow
 from resolvers.read.transcript import turns_of
-from resolvers.write import stop_asks
+from resolvers.control import stop_asks
 
 from graph.types.hold import Hold
 from graph.types.review import Review

@@ -25,7 +25,7 @@ from models.errors import BadInput, Forbidden, NotFound, Unauthenticated, WorkRu
 from resolvers.events.notices import publish_task
 from resolvers.read.tree import under_any
 from resolvers.write.append import append, lock_tree, now
-from resolvers.write.holds import refuse_held
+from resolvers.answer.holds import refuse_held
 
 MAX_LOG_PAGE = 500
 

@@ -25,7 +25,8 @@ from models.db import placeholders
 from models.line_columns import BESIDE, FIGURES, INSERTED, SEALED_FIELDS
 from permissions.principal import Principal
 from resolvers import metrics
-from resolvers.write import budgets, checks, stop_asks
+from resolvers.write import checks
+from resolvers.control import budgets, stop_asks
 from resolvers.write.checkpoints import KEEP, note_for, refused, sign_head
 from resolvers.write.fingerprint import fingerprint
 from resolvers.write.one_statement import Statement, insert, together
@@ -317,7 +318,7 @@ async def append_many(
     Given a pipeline on `conn`, every statement goes through it, and the lines are sealed SEAL_EVERY at a time
     and sent SEND_FROM rows at a time, so the database stores one chunk while the next is hashed; then nothing
     is returned. Given `spend` (without a pipeline), the statement that signs the head also reads its budgets'
-    spend (resolvers/write/budgets.py)."""
+    spend (resolvers/control/budgets.py)."""
     if db is None:
         rows, length, head = seal_steps(root.tenant, str(root.id), steps, root.chain_length, root.chain_head)
         if stored_at_once(conn, len(rows)):

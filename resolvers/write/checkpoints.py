@@ -13,7 +13,7 @@ from models import AgentTask, SignedCheckpoint
 from models.errors import CheckpointRefused
 from models.record.note import Checkpoint, origin_of, sign
 from models.db import placeholders
-from resolvers.write import budgets
+from resolvers.control import budgets
 from resolvers.write.signing import signer
 
 KEEP = (

@@ -13,7 +13,8 @@ from models.policies import CAPABILITIES
 from models.task import MAX_DEPTH
 from permissions.principal import Principal
 from resolvers import settings
-from resolvers.write import checks, lines, made_task, sentences, stop_asks
+from resolvers.write import checks, lines, made_task, sentences
+from resolvers.control import stop_asks
 from models.errors import BadInput, Conflict, NotFound
 from models.record.vocabulary import LineKind, TaskStatus
 from resolvers.events.notices import publish_task

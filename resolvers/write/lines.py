@@ -18,7 +18,8 @@ from models.db import placeholders
 from models.line_columns import UUID_COLUMNS
 from models.record.vocabulary import LineKind
 from permissions.principal import Principal
-from resolvers.write import budgets, checks, prices, sentences, stop_asks
+from resolvers.write import checks, prices, sentences
+from resolvers.control import budgets, stop_asks
 from resolvers.write.one_statement import Statement, insert
 from resolvers.read.rows import LineRow
 from resolvers.write.withheld import withheld_reason

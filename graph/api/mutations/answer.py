@@ -7,7 +7,7 @@ from graph.api.inputs import HoldInput, ReviewInput, plain
 from graph.types.agent_task import AgentTask, task_view
 from graph.types.review import Review
 from permissions.access import Access
-from resolvers.write import holds, reviews
+from resolvers.answer import holds, reviews
 
 HOLDERS = "Requires a person holding a role the holdsRecords policy names."
 REVIEWERS = "Requires a person who may read the task's sentences; never the kit."

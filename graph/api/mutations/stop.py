@@ -5,7 +5,7 @@ import strawberry
 from graph.api.context import Info
 from graph.api.inputs import StopTaskInput, plain
 from graph.types.agent_task import AgentTask, task_view
-from resolvers.write import stop
+from resolvers.control import stop
 
 WHO = "Requires supervisesAgents, or who asked for the work; never the kit."
 

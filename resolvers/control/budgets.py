@@ -16,7 +16,7 @@ from typing import Any
 
 from models import AgentTask
 from resolvers.events.notices import publish_task
-from resolvers.write import answers
+from resolvers.control import answers
 
 SHARES = (80, 100)
 """The marks told, in percent of a limit."""

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from resolvers.write import answers
+from resolvers.control import answers
 
 
 def asked(root: Any) -> dict[str, dict[str, Any]]:

@@ -1,5 +1,5 @@
 """`stopTask`: a person asks running work to stop. A STOP_ASKED line in its tree's record says who and why, the
-root's row keeps the stop where every later write to the task or below it reads it (resolvers/write/stop_asks.py),
+root's row keeps the stop where every later write to the task or below it reads it (resolvers/control/stop_asks.py),
 and AgentTaskStopAsked is told."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from models.record.vocabulary import LineKind
 from permissions.access import Access
 from permissions.principal import Principal
 from resolvers.events.notices import publish_task
-from resolvers.write import checks, sentences, stop_asks
+from resolvers.write import checks, sentences
+from resolvers.control import stop_asks
 from resolvers.write.append import append, kit_write, now, running_task, task_of
 
 STOP_ASKED = "AgentTaskStopAsked"
