@@ -1,25 +1,25 @@
-"""The bottom floor: the stored rows (tortoise models), where the data lives (`db.py`), the expected refusals
-(`errors.py`), and the pure record in `record/`. The rows are imported when first named, so the pure record loads
+"""The bottom floor: the stored rows (tortoise models, in `rows/`), where the data lives (`db.py`), the expected
+refusals (`errors.py`), and the pure record in `record/`. The rows are imported when first named, so the pure record loads
 without the ORM: `agentlog verify --file` starts in a fraction of the time. It imports nothing above it."""
 
 from importlib import import_module
 
 MODULES = {
-    "AgentHelp": "models.help",
-    "AgentTask": "models.task",
-    "ErasureRecord": "models.erasure",
-    "IdempotencyKey": "models.idempotency",
-    "LlmCall": "models.llm_call",
-    "ModelPrice": "models.model_price",
-    "OtlpOpenTask": "models.otlp_open_task",
-    "OtlpPlacedSpan": "models.otlp_placed_span",
-    "OtlpSpan": "models.otlp_span",
-    "Review": "models.review",
-    "RegisteredAgent": "models.agent",
-    "SignedCheckpoint": "models.checkpoint",
-    "TenantPolicies": "models.policies",
-    "TraceEvent": "models.trace_event",
-    "WorkHold": "models.hold",
+    "AgentHelp": "models.rows.help",
+    "AgentTask": "models.rows.task",
+    "ErasureRecord": "models.rows.erasure",
+    "IdempotencyKey": "models.rows.idempotency",
+    "LlmCall": "models.rows.llm_call",
+    "ModelPrice": "models.rows.model_price",
+    "OtlpOpenTask": "models.rows.otlp_open_task",
+    "OtlpPlacedSpan": "models.rows.otlp_placed_span",
+    "OtlpSpan": "models.rows.otlp_span",
+    "Review": "models.rows.review",
+    "RegisteredAgent": "models.rows.agent",
+    "SignedCheckpoint": "models.rows.checkpoint",
+    "TenantPolicies": "models.rows.policies",
+    "TraceEvent": "models.rows.trace_event",
+    "WorkHold": "models.rows.hold",
 }
 
 __all__ = sorted(MODULES)

@@ -18,21 +18,21 @@ from tortoise.migrations.executor import MigrationExecutor
 
 APP = "agentlog"
 MODEL_MODULES = [
-    "models.agent",
-    "models.checkpoint",
-    "models.erasure",
-    "models.help",
-    "models.hold",
-    "models.idempotency",
-    "models.llm_call",
-    "models.model_price",
-    "models.otlp_open_task",
-    "models.otlp_placed_span",
-    "models.otlp_span",
-    "models.policies",
-    "models.review",
-    "models.task",
-    "models.trace_event",
+    "models.rows.agent",
+    "models.rows.checkpoint",
+    "models.rows.erasure",
+    "models.rows.help",
+    "models.rows.hold",
+    "models.rows.idempotency",
+    "models.rows.llm_call",
+    "models.rows.model_price",
+    "models.rows.otlp_open_task",
+    "models.rows.otlp_placed_span",
+    "models.rows.otlp_span",
+    "models.rows.policies",
+    "models.rows.review",
+    "models.rows.task",
+    "models.rows.trace_event",
 ]
 
 

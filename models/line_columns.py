@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import Any
 
 from models.record.chain import Line
-from models.trace_event import TraceEvent
+from models.rows.trace_event import TraceEvent
 
 STORED_AS = {"task": "task_id", "erased": "erased_at", "content_erased": "content_erased_at"}
 MARKS = ("erased", "content_erased")

@@ -15,7 +15,7 @@ from enum import Enum
 from functools import cache, lru_cache
 
 from models import AgentHelp, AgentTask, RegisteredAgent
-from models.policies import CAPABILITIES, capability_roles, hold_roles
+from models.rows.policies import CAPABILITIES, capability_roles, hold_roles
 from permissions.groups import Group
 from permissions.principal import Principal
 from permissions.table import (

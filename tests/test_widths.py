@@ -12,7 +12,7 @@ from tortoise.fields import CharField
 
 import models
 from models import AgentHelp, AgentTask, IdempotencyKey, LlmCall, ModelPrice, RegisteredAgent, TraceEvent
-from models.task import MAX_DEPTH
+from models.rows.task import MAX_DEPTH
 from permissions.tokens import CLAIM_CHARS, issue_token
 from resolvers.write.checks import NAME_CHARS, PERSON_NAME_CHARS
 from tests.shop import Shop
@@ -69,7 +69,8 @@ WRITTEN_BY_SERVER = {
     ("IdempotencyKey", "result_id"), ("ErasureRecord", "kind"), ("LlmCall", "cost_source"), ("OtlpSpan", "kind"),
     ("OtlpSpan", "trace_id"), ("OtlpSpan", "span_id"), ("OtlpSpan", "parent_span_id"), ("OtlpPlacedSpan", "trace_id"),
     ("OtlpPlacedSpan", "span_id"), ("OtlpPlacedSpan", "parent_span_id"), ("OtlpPlacedSpan", "kind"),
-    ("SignedCheckpoint", "head"),
+    ("SignedCheckpoint", "head"), ("OtlpOpenTask", "trace_id"), ("OtlpOpenTask", "span_id"), ("Review", "verdict"),
+    ("Review", "evaluator"),
 }
 
 

@@ -9,8 +9,8 @@ from typing import Any
 from strawberry.utils.str_converters import to_camel_case
 
 from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies, TraceEvent
-from models.policies import CAPABILITIES
-from models.task import MAX_DEPTH
+from models.rows.policies import CAPABILITIES
+from models.rows.task import MAX_DEPTH
 from permissions.principal import Principal
 from resolvers import settings
 from resolvers.write import checks, lines, made_task, sentences

@@ -1,7 +1,7 @@
 from tortoise import fields
 from tortoise.models import Model
 
-from models.task import PATH_CHARS
+from models.rows.task import PATH_CHARS
 
 
 class LlmCall(Model):
