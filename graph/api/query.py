@@ -10,11 +10,13 @@ from graph.types.agent_task import AgentTask, task_view, task_views
 from graph.types.agent import Agent
 from graph.types.connection import AgentTaskConnection, AgentTaskEdge, PageInfo
 from graph.types.task_order import TaskOrder
+from graph.types.session import Session
 from graph.types.trace_check import TraceCheck
 from graph.types.viewer import Viewer
 from resolvers.read import rows_seen
 from resolvers.write import signing
 from resolvers.read import task_list
+from resolvers.read.session import read_session
 from resolvers.read.verify import verify_task
 
 
@@ -60,6 +62,12 @@ class Query:
                 end_cursor=edges[-1].cursor if edges else None,
             ),
         )
+
+    @strawberry.field(description="One conversation's turns and spend as the caller may see them; null when they may "
+                      "see none of its tasks.")
+    async def session(self, info: Info, id: str) -> Session | None:
+        found = await read_session(info.context.access, id)
+        return Session.of(found) if found is not None else None
 
     @strawberry.field(description="Walks the whole chain of the task's tree; null for a task the caller cannot see.")
     async def verify_trace(self, info: Info, task: strawberry.ID) -> TraceCheck | None:

@@ -6,6 +6,7 @@ import { takeTokenFromFragment, token } from "./api.js";
 import { me } from "./queries.js";
 import { TaskList } from "./list.js";
 import { TaskPage } from "./task.js";
+import { SessionPage } from "./session.js";
 import { finishSignIn, organisation, signInWithOrganisation, signOut } from "./sign-in.js";
 
 const html = htm.bind(h);
@@ -61,8 +62,11 @@ function App() {
     return html`<${SignIn} problem=${state.problem} org=${state.org} onToken=${(value) => { token.set(value); check(); }} />`;
   }
   const taskId = decodeURIComponent(location.pathname.replace(/^\/inspect\/?/, ""));
+  const session = /^session\/(.+)$/.exec(taskId);
+  const page = session ? html`<${SessionPage} id=${session[1]} />`
+    : taskId ? html`<${TaskPage} id=${taskId} viewer=${state.viewer} />` : html`<${TaskList} />`;
   return html`<${Header} viewer=${state.viewer} onSignOut=${() => { signOut(); check(); }} />
-    ${taskId ? html`<${TaskPage} id=${taskId} viewer=${state.viewer} />` : html`<${TaskList} />`}`;
+    ${page}`;
 }
 
 takeTokenFromFragment();

@@ -29,7 +29,7 @@ export async function taskList(filter, after, orderBy) {
     `query($filter: TaskFilter, $first: Int!, $after: String, $orderBy: TaskOrder!) {
       tasks(filter: $filter, first: $first, after: $after, orderBy: $orderBy) {
         totalCount
-        edges { node { ${NODE} cost { ownMicros allInMicros } requester { id name } } }
+        edges { node { ${NODE} session cost { ownMicros allInMicros } requester { id name } } }
         pageInfo { hasNextPage endCursor }
       }
     }`,
@@ -124,4 +124,17 @@ export async function transcriptOf(id) {
     { id },
   );
   return data.task ? data.task.transcript : [];
+}
+
+export async function sessionOf(id) {
+  const data = await graphql(
+    `query($id: String!) {
+      session(id: $id) {
+        id taskCount totalCostMicros inputTokens outputTokens modelCalls failedTasks startedAt endedAt moreTurns
+        tasks { ${NODE} outcome requester { id name } cost { allInMicros } }
+      }
+    }`,
+    { id },
+  );
+  return data.session;
 }

@@ -43,7 +43,8 @@ function Facts({ task }) {
     <dt>Why it ran</dt><dd data-testid="trigger"><${Words} value=${task.trigger} task=${task} /></dd>
     <dt>Outcome</dt><dd data-testid="outcome"><${Words} value=${task.outcome} task=${task}
       missing=${task.status === "RUNNING" ? "still running" : "not recorded"} /></dd>
-    ${task.session && html`<dt>Session</dt><dd>${task.session}</dd>`}
+    ${task.session && html`<dt>Session</dt><dd><a href=${`/inspect/session/${encodeURIComponent(task.session)}`}
+      data-testid="session-link">${task.session}</a></dd>`}
   </dl>`;
 }
 
