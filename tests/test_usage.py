@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from models import AgentTask, LlmCall
+from models import LlmCall
 from tests.shop import Shop
+from tests.spend import two_days
 from tests.statements import counted
 
 USAGE = """query($from: DateTime!, $to: DateTime!, $bucket: UsageBucket!, $groupBy: UsageGroup!) {
@@ -19,20 +20,8 @@ TODAY = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 YESTERDAY = TODAY - timedelta(days=1)
 
 
-async def month(client) -> Shop:
-    """Yesterday at 10:15 Mia's estimate (three calls of 200 on Everyday); today at 09:30 Noor's parts order (one
-    call of 5,000 on Careful), which failed."""
-    shop = Shop(client)
-    await shop.setup()
-    estimate = await shop.estimate()
-    order = (await shop.start(skill="OrderParts", requester={"id": "noor", "name": "Noor"}))["id"]
-    await shop.model_call(order, model="Careful", costMicros=5000, inputTokens=1000, outputTokens=200)
-    await shop.end(order, status="FAILED", outcome="The supplier is closed.")
-    await LlmCall.filter(task_id=estimate).update(at=YESTERDAY + timedelta(hours=10, minutes=15))
-    await AgentTask.filter(id=estimate).update(ended_at=YESTERDAY + timedelta(hours=10, minutes=16))
-    await LlmCall.filter(task_id=order).update(at=TODAY + timedelta(hours=9, minutes=30))
-    await AgentTask.filter(id=order).update(ended_at=TODAY + timedelta(hours=9, minutes=31))
-    return shop
+async def yesterday_and_today(client) -> Shop:
+    return await two_days(client, YESTERDAY + timedelta(hours=10, minutes=15), TODAY + timedelta(hours=9, minutes=30))
 
 
 async def usage(client, token: str, group: str, bucket: str = "DAY", start=None, end=None) -> list[dict]:
@@ -47,7 +36,7 @@ def point(at: datetime, key: str | None, micros: int, tokens: tuple[int, int], c
 
 
 async def test_a_manager_reads_each_day_by_agent_and_by_model_in_one_statement(client):
-    shop = await month(client)
+    shop = await yesterday_and_today(client)
     with counted() as sent:
         by_agent = await usage(client, shop.noor, "AGENT")
     assert by_agent == [
@@ -65,27 +54,27 @@ async def test_a_manager_reads_each_day_by_agent_and_by_model_in_one_statement(c
 
 
 async def test_hours_split_the_day_and_the_range_bounds_what_is_summed(client):
-    shop = await month(client)
+    shop = await yesterday_and_today(client)
     hours = await usage(client, shop.noor, "AGENT", "HOUR", start=YESTERDAY, end=TODAY + timedelta(hours=9))
     assert hours == [point(YESTERDAY + timedelta(hours=10), "Estimator", 600, (360, 90), 3, 0)]
 
 
 async def test_the_meter_of_forgotten_work_still_counts_for_the_shop_and_not_for_the_requester(client):
-    shop = await month(client)
+    shop = await yesterday_and_today(client)
     await LlmCall.filter(tenant=shop.tenant, model="Everyday").update(task_id=None, task_path=None)
     assert [p["costMicros"] for p in await usage(client, shop.noor, "AGENT")] == [600, 5000]
     assert await usage(client, shop.mia, "AGENT") == []
 
 
 async def test_the_requester_sees_the_totals_of_the_work_they_asked_for(client):
-    shop = await month(client)
+    shop = await yesterday_and_today(client)
     assert await usage(client, shop.mia, "AGENT") == [point(YESTERDAY, "Estimator", 600, (360, 90), 3, 0)]
     assert await usage(client, shop.person("eve", "Mechanic"), "MODEL") == []
     assert await usage(client, Shop(client).person("noor", "Manager"), "AGENT") == []
 
 
 async def test_a_figures_only_reader_sums_the_money_but_may_not_group_by_who_asked(client):
-    shop = await month(client)
+    shop = await yesterday_and_today(client)
     ada = shop.person("ada", "Accountant")
     assert [p["costMicros"] for p in await usage(client, ada, "MODEL")] == [600, 5000]
     variables = {"from": YESTERDAY.isoformat(), "to": TODAY.isoformat(), "bucket": "DAY", "groupBy": "REQUESTER"}
@@ -94,7 +83,7 @@ async def test_a_figures_only_reader_sums_the_money_but_may_not_group_by_who_ask
 
 
 async def test_a_backwards_or_too_long_range_is_bad_input(client):
-    shop = await month(client)
+    shop = await yesterday_and_today(client)
     for start, end, bucket in ((TODAY, YESTERDAY, "DAY"), (TODAY - timedelta(days=200), TODAY, "HOUR")):
         variables = {"from": start.isoformat(), "to": end.isoformat(), "bucket": bucket, "groupBy": "AGENT"}
         error = await client.error(USAGE, variables, shop.noor)

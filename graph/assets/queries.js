@@ -138,3 +138,15 @@ export async function sessionOf(id) {
   );
   return data.session;
 }
+
+export async function usageOf(from, to, bucket, groupBy) {
+  const data = await graphql(
+    `query($from: DateTime!, $to: DateTime!, $bucket: UsageBucket!, $groupBy: UsageGroup!) {
+      usage(from: $from, to: $to, bucket: $bucket, groupBy: $groupBy) {
+        at key costMicros inputTokens outputTokens calls failures
+      }
+    }`,
+    { from: from.toISOString(), to: to.toISOString(), bucket, groupBy },
+  );
+  return data.usage;
+}
