@@ -150,3 +150,30 @@ export async function usageOf(from, to, bucket, groupBy) {
   );
   return data.usage;
 }
+
+const WATERFALL_PAGE = 5000;
+const WATERFALL_PAGES = 4;
+const BAR = "id agent skill depth status startedAt endedAt";
+
+// The tree's tasks and the first lines of its record, for the waterfall: at most four pages of 5,000 lines.
+export async function waterfallOf(id) {
+  const data = await graphql(
+    `query($id: ID!, $first: Int!) { task(id: $id) { ${BAR} subtree(first: $first) { ${BAR} parent { id } } } }`,
+    { id, first: WATERFALL_PAGE },
+  );
+  if (!data.task) return null;
+  const { subtree, ...task } = data.task;
+  const lines = [];
+  let more = true;
+  for (let page = 0; page < WATERFALL_PAGES && more; page += 1) {
+    const found = await graphql(
+      `query($id: ID!, $first: Int!, $after: Int) { task(id: $id) { record(first: $first, after: $after) {
+        seq kind at model tool toolCallId durationMs inputTokens outputTokens costMicros isError task { id } } } }`,
+      { id, first: WATERFALL_PAGE, after: lines.length ? lines[lines.length - 1].seq : null },
+    );
+    const read = found.task ? found.task.record : [];
+    lines.push(...read);
+    more = read.length === WATERFALL_PAGE;
+  }
+  return { task, tasks: subtree, lines, more };
+}

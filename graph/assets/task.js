@@ -8,6 +8,7 @@ import { Tree } from "./tree.js";
 import { Steps } from "./steps.js";
 import { Transcript } from "./transcript.js";
 import { Timeline } from "./timeline.js";
+import { Waterfall } from "./waterfall.js";
 
 const html = htm.bind(h);
 
@@ -125,6 +126,10 @@ export function TaskPage({ id, viewer }) {
       ${task.childCount === 0
         ? html`<p class="empty" data-testid="no-sub-tasks">None: this task handed no work on.</p>`
         : html`<${Tree} task=${task} onShown=${afterTree} />`}
+    </section>
+    <section aria-labelledby="waterfall-title">
+      <h2 id="waterfall-title">Where the time went</h2>
+      <${Waterfall} id=${task.id} />
     </section>
     <section aria-labelledby="steps-title">
       <h2 id="steps-title">${whole ? "Steps of the whole tree" : "Steps"}${counted}</h2>
