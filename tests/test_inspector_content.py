@@ -76,13 +76,14 @@ async def test_the_requester_reads_each_call_as_a_conversation_and_the_raw_json_
         await expect(whole.get_by_test_id("message").last).to_contain_text("hours2")
         await expect(whole.get_by_test_id("response")).to_have_text("AssistantTwo hours.")
         await seen.screenshot("content-genai")
+        await whole.scroll_into_view_if_needed()
+        await seen.docs_screenshot("inspector-content")
 
         whole = await choose(page, 6)
         await expect(whole.get_by_test_id("message")).to_have_text("UserIs the chain worn?")
         await expect(whole.get_by_test_id("response")).to_contain_text("Yes, replace it.")
         await expect(whole.get_by_test_id("tool-request")).to_contain_text("Asks for OrderPart with")
         await expect(whole.get_by_test_id("tool-request").get_by_test_id("fields")).to_have_text("partchain")
-        await seen.docs_screenshot("inspector-content")
 
         await page.get_by_text("Show the transcript").click()
         await expect(page.get_by_test_id("transcript-turn")).to_have_count(0)

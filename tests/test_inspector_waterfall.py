@@ -51,6 +51,7 @@ async def test_a_manager_sees_the_tree_as_bars_with_the_critical_path_and_zooms_
         assert "no result recorded" not in (await page.get_by_test_id("bar").nth(4).get_attribute("title"))
         assert await low_contrast(page) == []
         await page.get_by_test_id("waterfall").scroll_into_view_if_needed()
+        await seen.docs_screenshot("inspector-waterfall")
         await seen.screenshot("waterfall-manager")
 
         await page.get_by_role("button", name="Estimator · FindParts").click()
