@@ -8,6 +8,7 @@ import { TaskList } from "./list.js";
 import { TaskPage } from "./task.js";
 import { SessionPage } from "./session.js";
 import { UsagePage } from "./usage.js";
+import { ComparePage } from "./compare.js";
 import { finishSignIn, organisation, signInWithOrganisation, signOut } from "./sign-in.js";
 
 const html = htm.bind(h);
@@ -66,6 +67,7 @@ function App() {
   const session = /^session\/(.+)$/.exec(taskId);
   const page = session ? html`<${SessionPage} id=${session[1]} />`
     : taskId === "usage" ? html`<${UsagePage} />`
+    : taskId === "compare" ? html`<${ComparePage} />`
     : taskId ? html`<${TaskPage} id=${taskId} viewer=${state.viewer} />` : html`<${TaskList} />`;
   return html`<${Header} viewer=${state.viewer} onSignOut=${() => { signOut(); check(); }} />
     ${page}`;

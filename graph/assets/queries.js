@@ -177,3 +177,29 @@ export async function waterfallOf(id) {
   }
   return { task, tasks: subtree, lines, more };
 }
+
+// One side of a comparison: the task's figures, its own first 500 steps, and its verify badge.
+export async function compareSide(id) {
+  const data = await graphql(
+    `query($id: ID!) {
+      task(id: $id) {
+        id agent skill status startedAt endedAt cost { allInMicros allInInputTokens allInOutputTokens }
+        trace(first: 500) { seq kind model tool inputTokens outputTokens costMicros durationMs isError }
+      }
+      verifyTrace(task: $id) { intact lines brokenAt }
+    }`,
+    { id },
+  );
+  if (!data.task) return null;
+  const { trace, ...task } = data.task;
+  return { task, lines: trace, check: data.verifyTrace };
+}
+
+// The id of the run of the same agent and skill that started last before this one, or null.
+export async function runBefore(task) {
+  const data = await graphql(
+    `query($filter: TaskFilter) { tasks(filter: $filter, first: 1) { edges { node { id } } } }`,
+    { filter: { agent: task.agent, skill: task.skill, startedBefore: task.startedAt } },
+  );
+  return data.tasks.edges.length ? data.tasks.edges[0].node.id : null;
+}

@@ -129,6 +129,7 @@ export function TaskPage({ id, viewer }) {
     </section>
     <section aria-labelledby="waterfall-title">
       <h2 id="waterfall-title">Where the time went</h2>
+      <p><a href=${`/inspect/compare?a=${task.id}`} data-testid="compare-link">Compare with the run before it</a></p>
       <${Waterfall} id=${task.id} />
     </section>
     <section aria-labelledby="steps-title">
