@@ -77,3 +77,21 @@ async def test_the_requester_and_a_figures_only_reader_see_the_same_bars_and_no_
         titles = " ".join(await page.get_by_test_id("bar").evaluate_all("(els) => els.map((e) => e.title)"))
         assert "brake" not in titles and "Part search" not in titles
         assert seen.problems == []
+
+
+async def test_a_long_run_puts_only_the_rows_in_view_in_the_page(client, browser, origin):
+    shop = Shop(client)
+    await shop.setup()
+    task = (await shop.start())["id"]
+    for n in range(200):
+        await shop.model_call(task, model=f"Call{n}", durationMs=5)
+    await shop.end(task)
+    async with visit(browser, origin) as seen:
+        page = await seen.open(f"/inspect/{task}", shop.noor)
+        await expect(page.get_by_test_id("waterfall")).to_contain_text("201 bars over")
+        drawn = await page.get_by_test_id("bar").count()
+        assert 16 <= drawn <= 40
+        await page.locator(".wf-box").evaluate("(box) => { box.scrollTop = box.scrollHeight; }")
+        await expect(page.get_by_test_id("bar").last).to_contain_text("Model call · Call199")
+        assert await page.get_by_test_id("bar").count() <= 40
+        assert seen.problems == []

@@ -155,8 +155,9 @@ const WATERFALL_PAGE = 5000;
 const WATERFALL_PAGES = 4;
 const BAR = "id agent skill depth status startedAt endedAt";
 
-// The tree's tasks and the first lines of its record, for the waterfall: at most four pages of 5,000 lines.
-export async function waterfallOf(id) {
+// The tree's tasks and the first lines of its record, for the waterfall: at most four pages of 5,000 lines, each
+// handed to `onPage` as it comes so the first is drawn while the rest are read.
+export async function waterfallOf(id, onPage = () => {}) {
   const data = await graphql(
     `query($id: ID!, $first: Int!) { task(id: $id) { ${BAR} subtree(first: $first) { ${BAR} parent { id } } } }`,
     { id, first: WATERFALL_PAGE },
@@ -174,6 +175,7 @@ export async function waterfallOf(id) {
     const read = found.task ? found.task.record : [];
     lines.push(...read);
     more = read.length === WATERFALL_PAGE;
+    onPage({ task, tasks: subtree, lines: [...lines], more, reading: more && page + 1 < WATERFALL_PAGES });
   }
   return { task, tasks: subtree, lines, more };
 }

@@ -104,7 +104,7 @@ export function Waterfall({ id }) {
   const [top, setTop] = useState(0);
   const [drag, setDrag] = useState(null);
   const box = useRef(null);
-  useEffect(() => { waterfallOf(id).then(setFound, (e) => setError(e.message)); }, [id]);
+  useEffect(() => { waterfallOf(id, setFound).then((all) => all && setFound(all), (e) => setError(e.message)); }, [id]);
   const drawn = useMemo(() => found && barsOf(found.task, found.tasks, found.lines), [found]);
   if (error) return html`<p class="problem" role="alert">${error}</p>`;
   if (!drawn) return html`<p class="loading">Reading the tree's times…</p>`;
@@ -132,7 +132,8 @@ export function Waterfall({ id }) {
         <span data-testid="zoomed">Showing ${span(from - drawn.start)} to ${span(to - drawn.start)} after the start.</span>`
         : html`<span>${count.format(drawn.rows.length)} bars over ${span(drawn.end - drawn.start)}. Drag across the bars, or
           choose a row, to zoom to that range.</span>`}
-      ${found.more && html` <span class="reason">The first ${count.format(found.lines.length)} lines are drawn.</span>`}
+      ${found.reading ? html` <span class="loading">Reading more lines (${count.format(found.lines.length)} so far)…</span>`
+        : found.more && html` <span class="reason">The first ${count.format(found.lines.length)} lines are drawn.</span>`}
       <span class="key critical">critical path</span>
     </p>
     <${Axis} from=${from} to=${to} origin=${drawn.start} />
