@@ -13,7 +13,8 @@ with a requester's token and takes, from the page's own clock (ms since navigati
   their costs still being summed;
 - `costs`: those tasks' own and all-in costs shown (each a sum over the task's whole subtree);
 - `badge`: the verifyTrace badge shown (the whole chain walked);
-- `steps`: the first rows of the step list shown (its first page of 100 lines read).
+- `steps`: the first rows of the step list shown (its first page of 100 lines read);
+- `waterfall`: the first bars of the waterfall drawn (the tree's first 5,000 tasks and 5,000 lines read).
 
 Runs alternate between the trees; each figure is the median of the runs, with min–max. The target is a first
 screen under 1 s for both 10,000-task trees.
@@ -42,6 +43,7 @@ MOMENTS = {
     "costs": "document.querySelectorAll('[data-testid=tree-node]').length >= NODES && !document.querySelector('.cost-pending')",
     "badge": "!!document.querySelector('[data-testid=verify-badge]')",
     "steps": "!!document.querySelector('[data-testid=step]')",
+    "waterfall": "!!document.querySelector('[data-testid=bar]')",
 }
 POLL = "() => ({ now: performance.now(), " + ", ".join(f"'{m}': {c}" for m, c in MOMENTS.items()) + " })"
 READS = """() => performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/graphql'))

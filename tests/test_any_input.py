@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import graphql
@@ -56,6 +57,8 @@ def scalars(ids: list[str]) -> dict[str, st.SearchStrategy]:
         "Long": st.one_of(st.integers(-(2**64), 2**64), st.sampled_from([0, 1, LONG, LONG + 1, -1])).map(nodes.Int),
         "JSON": JSON_VALUES.map(json_node),
         "ID": st.one_of(st.sampled_from(ids), st.text(max_size=40)).map(nodes.String),
+        "DateTime": st.one_of(st.datetimes(timezones=st.sampled_from([UTC, None])).map(datetime.isoformat),
+                              st.text(max_size=30)).map(nodes.String),
     }
 
 

@@ -247,7 +247,7 @@ async def test_a_long_record_is_read_a_page_at_a_time_and_keeps_only_the_rows_in
         await page.keyboard.press("End")
         await expect(page.locator("#line-301")).to_be_focused()
         await expect(page.get_by_role("heading", name="Steps (301)")).to_be_visible()
-        await expect(page.locator("#line-301")).to_contain_text('{"wheel":299}')
+        await expect(page.locator("#line-301")).to_contain_text("wheel: 299")
         assert 5 < await steps.count() < 40
         await expect(page.locator("#line-1")).to_have_count(0)
 
@@ -266,7 +266,7 @@ async def test_scrolling_the_steps_reads_the_next_page(client, browser, origin):
         await page.locator(".steps-box").evaluate("(box) => { box.scrollTop = box.scrollHeight; }")
         await expect(page.get_by_role("heading", name="Steps (151)")).to_be_visible()
         await page.locator(".steps-box").evaluate("(box) => { box.scrollTop = box.scrollHeight; }")
-        await expect(page.locator("#line-151")).to_contain_text('{"wheel":149}')
+        await expect(page.locator("#line-151")).to_contain_text("wheel: 149")
 
 
 async def test_the_list_is_searched_counted_and_ordered(client, browser, origin):

@@ -29,6 +29,8 @@ FILES = {
     "react-dom.production.min.js": ("react-dom@18.3.1", "package/umd/react-dom.production.min.js"),
     "graphiql.min.js": ("graphiql@3.8.3", "package/graphiql.min.js"),
     "graphiql.min.css": ("graphiql@3.8.3", "package/graphiql.min.css"),
+    "uPlot.esm.js": ("uplot@1.6.32", "package/dist/uPlot.esm.js"),
+    "uPlot.min.css": ("uplot@1.6.32", "package/dist/uPlot.min.css"),
 }
 
 

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Annotated
+
 import strawberry
 
 from graph.api.context import Info
@@ -10,12 +13,16 @@ from graph.types.agent_task import AgentTask, task_view, task_views
 from graph.types.agent import Agent
 from graph.types.connection import AgentTaskConnection, AgentTaskEdge, PageInfo
 from graph.types.running_trace import RunningTraceConnection
+from graph.types.enums import UsageBucket, UsageGroup
 from graph.types.task_order import TaskOrder
+from graph.types.session import Session
+from graph.types.usage_point import UsagePoint
 from graph.types.trace_check import TraceCheck
 from graph.types.viewer import Viewer
 from resolvers.read import rows_seen
 from resolvers.write import signing
-from resolvers.read import running, task_list
+from resolvers.read import running, task_list, usage
+from resolvers.read.session import read_session
 from resolvers.read.verify import verify_task
 
 
@@ -61,6 +68,26 @@ class Query:
                 end_cursor=edges[-1].cursor if edges else None,
             ),
         )
+
+    @strawberry.field(description="One conversation's turns and spend as the caller may see them; null when they may "
+                      "see none of its tasks.")
+    async def session(self, info: Info, id: str) -> Session | None:
+        found = await read_session(info.context.access, id)
+        return Session.of(found) if found is not None else None
+
+    @strawberry.field(description="Spend, tokens, model calls and failed tasks from `from` up to `to`, a point per "
+                      "bucket and key that has any, oldest first; summed from the meter over the work the caller may "
+                      "see. Grouping by REQUESTER needs the right to read who asked.")
+    async def usage(
+        self,
+        info: Info,
+        from_: Annotated[datetime, strawberry.argument(name="from")],
+        to: datetime,
+        group_by: UsageGroup,
+        bucket: UsageBucket = UsageBucket.HOUR,
+    ) -> list[UsagePoint]:
+        found = await usage.read_usage(info.context.access, from_, to, usage.UsageBucket(bucket), usage.UsageGroup(group_by))
+        return [UsagePoint.of(p) for p in found]
 
     @strawberry.field(description="Walks the whole chain of the task's tree; null for a task the caller cannot see.")
     async def verify_trace(self, info: Info, task: strawberry.ID) -> TraceCheck | None:

@@ -6,6 +6,9 @@ import { takeTokenFromFragment, token } from "./api.js";
 import { me } from "./queries.js";
 import { TaskList } from "./list.js";
 import { TaskPage } from "./task.js";
+import { SessionPage } from "./session.js";
+import { UsagePage } from "./usage.js";
+import { ComparePage } from "./compare.js";
 import { finishSignIn, organisation, signInWithOrganisation, signOut } from "./sign-in.js";
 
 const html = htm.bind(h);
@@ -34,7 +37,7 @@ function SignIn({ problem, onToken, org }) {
 
 function Header({ viewer, onSignOut }) {
   return html`<header class="top">
-    <nav aria-label="Main"><a href="/inspect">Tasks</a> <a href="/graphql">GraphiQL</a></nav>
+    <nav aria-label="Main"><a href="/inspect">Tasks</a> <a href="/inspect/usage">Usage</a> <a href="/graphql">GraphiQL</a></nav>
     <p class="viewer">Signed in as <strong>${viewer.name || viewer.id}</strong> (${viewer.tenant}${viewer.roles.length ? `; ${viewer.roles.join(", ")}` : ""})
       <button type="button" onClick=${onSignOut}>Sign out</button></p>
   </header>`;
@@ -61,8 +64,13 @@ function App() {
     return html`<${SignIn} problem=${state.problem} org=${state.org} onToken=${(value) => { token.set(value); check(); }} />`;
   }
   const taskId = decodeURIComponent(location.pathname.replace(/^\/inspect\/?/, ""));
+  const session = /^session\/(.+)$/.exec(taskId);
+  const page = session ? html`<${SessionPage} id=${session[1]} />`
+    : taskId === "usage" ? html`<${UsagePage} />`
+    : taskId === "compare" ? html`<${ComparePage} />`
+    : taskId ? html`<${TaskPage} id=${taskId} viewer=${state.viewer} />` : html`<${TaskList} />`;
   return html`<${Header} viewer=${state.viewer} onSignOut=${() => { signOut(); check(); }} />
-    ${taskId ? html`<${TaskPage} id=${taskId} viewer=${state.viewer} />` : html`<${TaskList} />`}`;
+    ${page}`;
 }
 
 takeTokenFromFragment();

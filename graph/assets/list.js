@@ -9,7 +9,7 @@ import { Budget, Status, Time, Words, duration } from "./format.js";
 
 const html = htm.bind(h);
 const TEXT = ["search", "agent", "skill", "requester", "session"];
-const SHOWN = new Set([...TEXT, "status", "startedAfter", "startedBefore", "order", "all"]);
+const SHOWN = new Set([...TEXT, "status", "startedAfter", "startedBefore", "order", "all", "bySession"]);
 const STATUSES = ["RUNNING", "DONE", "FAILED", "STOPPED"];
 const ORDER_WORDS = { STARTED_AT_DESC: "Newest first", STARTED_AT_ASC: "Oldest first", ENDED_AT_DESC: "Most recently ended" };
 const count = new Intl.NumberFormat(undefined);
@@ -44,6 +44,7 @@ function Filters({ params, known }) {
       ${ORDERS.map((o) => html`<option value=${o} selected=${(params.get("order") || ORDERS[0]) === o}>${ORDER_WORDS[o].toLowerCase()}</option>`)}
     </select></label>
     <label class="check"><input name="all" type="checkbox" value="1" checked=${!!params.get("all")} /> Sub-tasks too</label>
+    <label class="check"><input name="bySession" type="checkbox" value="1" checked=${!!params.get("bySession")} /> Group by session</label>
     <button type="submit">Filter</button> <a href="/inspect">Clear</a>
   </form>`;
 }
@@ -57,6 +58,22 @@ function Row({ task }) {
     <td>${duration(task.startedAt, task.endedAt)}</td>
     <td><${Budget} task=${task} /></td>
   </tr>`;
+}
+
+// The page's rows under one heading per session, in the order each session first appears.
+function BySession({ edges }) {
+  const groups = new Map();
+  for (const e of edges) {
+    const key = e.node.session || "";
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(e.node);
+  }
+  return [...groups].map(([session, tasks]) => html`<tbody data-testid="session-group">
+    <tr class="group"><th colspan="6" scope="rowgroup">${session
+      ? html`<a href=${`/inspect/session/${encodeURIComponent(session)}`}>Session ${session}</a>` : "No session"}
+      <span class="none"> · ${tasks.length === 1 ? "1 task" : `${count.format(tasks.length)} tasks`} on this page</span></th></tr>
+    ${tasks.map((t) => html`<${Row} key=${t.id} task=${t} />`)}
+  </tbody>`);
 }
 
 export function TaskList() {
@@ -100,7 +117,8 @@ export function TaskList() {
             params.get("all") ? "" : html` (sub-tasks are listed under each; <a href=${`/inspect?${all}`}>list them here too</a>)`}</caption>
           <thead><tr><th scope="col">Started</th><th scope="col">Agent · skill</th><th scope="col">About</th>
             <th scope="col">Status</th><th scope="col">Took</th><th scope="col">Cost</th></tr></thead>
-          <tbody>${state.page.edges.map((e) => html`<${Row} key=${e.node.id} task=${e.node} />`)}</tbody>
+          ${params.get("bySession") ? html`<${BySession} edges=${state.page.edges} />`
+            : html`<tbody>${state.page.edges.map((e) => html`<${Row} key=${e.node.id} task=${e.node} />`)}</tbody>`}
         </table>`)}
     <nav class="pages" aria-label="Pages">
       ${params.get("after") && html`<a href=${`/inspect?${first}`}>First page</a>`}

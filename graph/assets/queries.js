@@ -29,7 +29,7 @@ export async function taskList(filter, after, orderBy) {
     `query($filter: TaskFilter, $first: Int!, $after: String, $orderBy: TaskOrder!) {
       tasks(filter: $filter, first: $first, after: $after, orderBy: $orderBy) {
         totalCount
-        edges { node { ${NODE} cost { ownMicros allInMicros } requester { id name } } }
+        edges { node { ${NODE} session cost { ownMicros allInMicros } requester { id name } } }
         pageInfo { hasNextPage endCursor }
       }
     }`,
@@ -124,4 +124,84 @@ export async function transcriptOf(id) {
     { id },
   );
   return data.task ? data.task.transcript : [];
+}
+
+export async function sessionOf(id) {
+  const data = await graphql(
+    `query($id: String!) {
+      session(id: $id) {
+        id taskCount totalCostMicros inputTokens outputTokens modelCalls failedTasks startedAt endedAt moreTurns
+        tasks { ${NODE} outcome requester { id name } cost { allInMicros } }
+      }
+    }`,
+    { id },
+  );
+  return data.session;
+}
+
+export async function usageOf(from, to, bucket, groupBy) {
+  const data = await graphql(
+    `query($from: DateTime!, $to: DateTime!, $bucket: UsageBucket!, $groupBy: UsageGroup!) {
+      usage(from: $from, to: $to, bucket: $bucket, groupBy: $groupBy) {
+        at key costMicros inputTokens outputTokens calls failures
+      }
+    }`,
+    { from: from.toISOString(), to: to.toISOString(), bucket, groupBy },
+  );
+  return data.usage;
+}
+
+const WATERFALL_PAGE = 5000;
+const WATERFALL_PAGES = 4;
+const BAR = "id agent skill depth status startedAt endedAt";
+
+// The tree's tasks and the first lines of its record, for the waterfall: at most four pages of 5,000 lines, each
+// handed to `onPage` as it comes so the first is drawn while the rest are read.
+export async function waterfallOf(id, onPage = () => {}) {
+  const data = await graphql(
+    `query($id: ID!, $first: Int!) { task(id: $id) { ${BAR} subtree(first: $first) { ${BAR} parent { id } } } }`,
+    { id, first: WATERFALL_PAGE },
+  );
+  if (!data.task) return null;
+  const { subtree, ...task } = data.task;
+  const lines = [];
+  let more = true;
+  for (let page = 0; page < WATERFALL_PAGES && more; page += 1) {
+    const found = await graphql(
+      `query($id: ID!, $first: Int!, $after: Int) { task(id: $id) { record(first: $first, after: $after) {
+        seq kind at model tool toolCallId durationMs inputTokens outputTokens costMicros isError task { id } } } }`,
+      { id, first: WATERFALL_PAGE, after: lines.length ? lines[lines.length - 1].seq : null },
+    );
+    const read = found.task ? found.task.record : [];
+    lines.push(...read);
+    more = read.length === WATERFALL_PAGE;
+    onPage({ task, tasks: subtree, lines: [...lines], more, reading: more && page + 1 < WATERFALL_PAGES });
+  }
+  return { task, tasks: subtree, lines, more };
+}
+
+// One side of a comparison: the task's figures, its own first 500 steps, and its verify badge.
+export async function compareSide(id) {
+  const data = await graphql(
+    `query($id: ID!) {
+      task(id: $id) {
+        id agent skill status startedAt endedAt cost { allInMicros allInInputTokens allInOutputTokens }
+        trace(first: 500) { seq kind model tool inputTokens outputTokens costMicros durationMs isError }
+      }
+      verifyTrace(task: $id) { intact lines brokenAt }
+    }`,
+    { id },
+  );
+  if (!data.task) return null;
+  const { trace, ...task } = data.task;
+  return { task, lines: trace, check: data.verifyTrace };
+}
+
+// The id of the run of the same agent and skill that started last before this one, or null.
+export async function runBefore(task) {
+  const data = await graphql(
+    `query($filter: TaskFilter) { tasks(filter: $filter, first: 1) { edges { node { id } } } }`,
+    { filter: { agent: task.agent, skill: task.skill, startedBefore: task.startedAt } },
+  );
+  return data.tasks.edges.length ? data.tasks.edges[0].node.id : null;
 }

@@ -5,6 +5,7 @@ import { h } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
 import { Money, Time } from "./format.js";
+import { Readable, conversationOf, conversationLine } from "./conversation.js";
 
 const html = htm.bind(h);
 export const ROW = 84;
@@ -32,12 +33,19 @@ export function Reason({ step }) {
   return html`<span class="reason" data-testid="content-reason">${words ? words() : "No content."}</span>`;
 }
 
-function pretty(payload) {
+// The content in one line: a model call as its last message and reply, an object as its fields.
+function line(step) {
+  const conversation = step.kind === "MODEL_CALL" ? conversationOf(step.payload) : null;
+  if (conversation) return conversationLine(conversation);
   try {
-    return JSON.stringify(JSON.parse(payload), null, 2);
+    const value = JSON.parse(step.payload);
+    if (value && typeof value === "object" && !Array.isArray(value)) {
+      return Object.entries(value).map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`).join(" · ");
+    }
   } catch {
-    return payload;
+    return step.payload;
   }
+  return step.payload;
 }
 
 function Sentence({ step }) {
@@ -50,8 +58,8 @@ function Content({ step, whole }) {
   if (step.contentAccess !== "SHOWN") return html`<${Reason} step=${step} />`;
   if (!step.payload) return html`<span class="reason">No content.</span>`;
   return whole
-    ? html`<pre data-testid="step-content">${pretty(step.payload)}</pre>`
-    : html`<code data-testid="step-content">${step.payload}</code>`;
+    ? html`<${Readable} key=${step.seq} payload=${step.payload} kind=${step.kind} />`
+    : html`<code data-testid="step-content" title=${step.payload}>${line(step)}</code>`;
 }
 
 function hiddenSteps(above, below) {

@@ -10,6 +10,7 @@ import { Transcript } from "./transcript.js";
 import { Timeline } from "./timeline.js";
 import { Answering } from "./answer.js";
 import { BudgetMeter, StopWork } from "./stop.js";
+import { Waterfall } from "./waterfall.js";
 
 const html = htm.bind(h);
 
@@ -45,7 +46,8 @@ function Facts({ task }) {
     <dt>Why it ran</dt><dd data-testid="trigger"><${Words} value=${task.trigger} task=${task} /></dd>
     <dt>Outcome</dt><dd data-testid="outcome"><${Words} value=${task.outcome} task=${task}
       missing=${task.status === "RUNNING" ? "still running" : "not recorded"} /></dd>
-    ${task.session && html`<dt>Session</dt><dd>${task.session}</dd>`}
+    ${task.session && html`<dt>Session</dt><dd><a href=${`/inspect/session/${encodeURIComponent(task.session)}`}
+      data-testid="session-link">${task.session}</a></dd>`}
   </dl>`;
 }
 
@@ -131,6 +133,11 @@ export function TaskPage({ id, viewer }) {
       ${task.childCount === 0
         ? html`<p class="empty" data-testid="no-sub-tasks">None: this task handed no work on.</p>`
         : html`<${Tree} task=${task} onShown=${afterTree} />`}
+    </section>
+    <section aria-labelledby="waterfall-title">
+      <h2 id="waterfall-title">Where the time went</h2>
+      <p><a href=${`/inspect/compare?a=${task.id}`} data-testid="compare-link">Compare with the run before it</a></p>
+      <${Waterfall} id=${task.id} />
     </section>
     <section aria-labelledby="steps-title">
       <h2 id="steps-title">${whole ? "Steps of the whole tree" : "Steps"}${counted}</h2>

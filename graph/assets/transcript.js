@@ -5,6 +5,7 @@ import { useState } from "preact/hooks";
 import htm from "htm";
 import { agents, transcriptOf } from "./queries.js";
 import { Time } from "./format.js";
+import { Conversation, Fields, conversationOf } from "./conversation.js";
 
 const html = htm.bind(h);
 const WITHHELD = {
@@ -19,18 +20,20 @@ const REFUSED = "There is no transcript you may read here. A transcript is shown
 const json = (value) => JSON.stringify(value, null, 2);
 
 function Turn({ turn }) {
+  const [raw, setRaw] = useState(false);
+  const content = { systemPrompt: turn.systemPrompt, messages: turn.messages, response: turn.response };
   return html`<article class="turn" data-testid="transcript-turn">
     <h3>Turn ${turn.turn} · ${turn.agent}${turn.model ? ` · ${turn.model}` : ""} · <${Time} iso=${turn.at} /></h3>
     ${turn.contentWithheld
       ? html`<p class="reason">Not recorded: ${WITHHELD[turn.withheldReason] || "withheld"}.</p>`
       : html`
-        ${turn.systemPrompt && html`<h4>System prompt</h4><pre>${turn.systemPrompt}</pre>`}
-        <h4>Messages</h4><pre>${json(turn.messages)}</pre>
-        <h4>Response</h4><pre>${json(turn.response)}</pre>`}
+        <p><button type="button" aria-pressed=${raw} onClick=${() => setRaw(!raw)}>${raw ? "Show it readable" : "Show the raw JSON"}</button></p>
+        ${raw ? html`<pre data-testid="raw-json">${json(content)}</pre>` : html`<${Conversation} conversation=${conversationOf(content)} />`}`}
     ${turn.tools.length > 0 && html`<h4>Tools</h4><ol class="tools">
       ${turn.tools.map((t) => html`<li>
         <strong>${t.name}</strong>${t.isError ? " (failed)" : ""}${t.durationMs !== null ? `, ${t.durationMs} ms` : ""}
-        <pre>${json({ input: t.input, output: t.output })}</pre></li>`)}
+        <dl class="tool-io"><dt>Asked with</dt><dd><${Fields} value=${t.input} /></dd>
+          <dt>${t.isError ? "Failed with" : "Answered"}</dt><dd><${Fields} value=${t.output} /></dd></dl></li>`)}
     </ol>`}
   </article>`;
 }

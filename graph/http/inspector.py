@@ -84,5 +84,6 @@ ROUTES = [
     Route("/inspect/identity.json", identity),
     Mount("/inspect/assets", StaticFiles(directory=ASSETS), name="assets"),
     Route("/inspect", inspector),
+    Route("/inspect/session/{session:path}", inspector),
     Route("/inspect/{task}", inspector),
 ]

@@ -3,6 +3,7 @@ from enum import Enum
 import strawberry
 
 from models.record import vocabulary
+from resolvers.read import usage
 
 TaskStatus = strawberry.enum(vocabulary.TaskStatus, description="How a piece of work stands.")
 TraceKind = strawberry.enum(vocabulary.LineKind, name="TraceKind", description="What a line of the record tells.")
@@ -56,3 +57,5 @@ class CostSource(Enum):
     KIT = "KIT"
     PRICE_TABLE = "PRICE_TABLE"
     UNPRICED = "UNPRICED"
+UsageBucket = strawberry.enum(usage.UsageBucket, description="How long one point of usage covers, in UTC.")
+UsageGroup = strawberry.enum(usage.UsageGroup, description="What usage is summed by.")
