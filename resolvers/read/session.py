@@ -12,7 +12,7 @@ from datetime import datetime
 
 from models.record.vocabulary import TaskStatus
 from permissions.access import Access
-from resolvers.read.rows import Statement, TaskRow, read_tasks
+from resolvers.read.rows import ReadQuery, TaskRow, read_tasks
 from resolvers.read.task_list import TaskFilter, conditions
 from resolvers.write import checks
 
@@ -40,14 +40,14 @@ async def read_session(access: Access, session_id: str) -> SessionRead | None:
     if caller is None:
         return None
     flt = TaskFilter(session=session_id)
-    q = Statement()
+    q = ReadQuery()
     tasks = await read_tasks(q, conditions(q, caller, flt), "started_at ASC, id ASC")
     if not tasks:
         return None
     ids = {t.id for t in tasks}
     turns = [t for t in tasks if t.parent_id not in ids]
 
-    s = Statement()
+    s = ReadQuery()
     [(micros, input_tokens, output_tokens, calls)] = await s.rows(
         "SELECT COALESCE(SUM(l.cost_micros), 0), COALESCE(SUM(l.input_tokens), 0), COALESCE(SUM(l.output_tokens), 0), "
         f"COUNT(l.id) FROM llm_call l WHERE l.tenant = {s.param(caller.tenant)} "

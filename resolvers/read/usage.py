@@ -19,7 +19,7 @@ from tortoise.transactions import in_transaction
 from models.errors import BadInput, Forbidden
 from models.record.vocabulary import TaskStatus
 from permissions.access import Access, Group, ListScope
-from resolvers.read.rows import Statement
+from resolvers.read.rows import ReadQuery
 from resolvers.read.task_list import TaskFilter, conditions
 
 MAX_BUCKETS = 2000
@@ -56,7 +56,7 @@ class UsagePoint:
     failures: int | None
 
 
-def _bucket(q: Statement, column: str, bucket: UsageBucket) -> str:
+def _bucket(q: ReadQuery, column: str, bucket: UsageBucket) -> str:
     """The bucket's number since 1970 in UTC: cheaper to work out and to group by than a formatted time."""
     if q.postgres:
         return f"floor(extract(epoch FROM {column}) / {SECONDS[bucket]})::bigint"
@@ -73,7 +73,7 @@ def check(start: datetime, end: datetime, bucket: UsageBucket) -> tuple[datetime
     return start.astimezone(UTC), end.astimezone(UTC)
 
 
-def _meter(q: Statement, caller: ListScope, group: UsageGroup, bucket: UsageBucket, start: datetime, end: datetime) -> str:
+def _meter(q: ReadQuery, caller: ListScope, group: UsageGroup, bucket: UsageBucket, start: datetime, end: datetime) -> str:
     joined = group in (UsageGroup.SKILL, UsageGroup.REQUESTER)
     sql = (f"SELECT {_bucket(q, 'l.at', bucket)} AS b, {METER_KEY[group]} AS k, SUM(l.cost_micros) AS micros, "
            "SUM(l.input_tokens) AS tin, SUM(l.output_tokens) AS tout, COUNT(*) AS calls, 0 AS failures "
@@ -86,13 +86,13 @@ def _meter(q: Statement, caller: ListScope, group: UsageGroup, bucket: UsageBuck
     return sql + " GROUP BY 1, 2"
 
 
-def _failed(q: Statement, caller: ListScope, group: UsageGroup, bucket: UsageBucket, start: datetime, end: datetime) -> str:
+def _failed(q: ReadQuery, caller: ListScope, group: UsageGroup, bucket: UsageBucket, start: datetime, end: datetime) -> str:
     return (f"SELECT {_bucket(q, 'ended_at', bucket)} AS b, {TASK_KEY[group]} AS k, 0, 0, 0, 0, COUNT(*) "
             f"FROM agent_task WHERE {conditions(q, caller, TaskFilter(status=TaskStatus.FAILED.value))} "
             f"AND ended_at >= {q.param(start)} AND ended_at < {q.param(end)} GROUP BY 1, 2")
 
 
-async def _rows(q: Statement, sql: str) -> Sequence[Any]:
+async def _rows(q: ReadQuery, sql: str) -> Sequence[Any]:
     """On PostgreSQL without JIT: the subtree scans of a requester's work make the planner's estimate large
     enough to compile the statement, which took seconds where running it takes milliseconds."""
     if not q.postgres:
@@ -112,7 +112,7 @@ async def read_usage(access: Access, start: datetime, end: datetime, bucket: Usa
     caller = await access.list_scope()
     if caller is None:
         return []
-    q = Statement()
+    q = ReadQuery()
     parts = [_meter(q, caller, group, bucket, start, end)]
     if group in TASK_KEY:
         parts.append(_failed(q, caller, group, bucket, start, end))
