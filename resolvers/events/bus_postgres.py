@@ -79,15 +79,17 @@ def heard(payload: str) -> list[TaskNotice]:
 
 
 def connection_settings() -> dict[str, Any]:
-    """How the ORM connects, for a connection of our own."""
+    """How the ORM connects, for a connection of our own: to the same host, or to whichever of the same hosts
+    `target_session_attrs` accepts when the URL names several (models/hosts.py)."""
     client = get_connection("default")
     return {
-        "host": client.host,
-        "port": client.port,
+        "host": getattr(client, "hosts", client.host),
+        "port": getattr(client, "ports", client.port),
         "user": client.user,
         "password": client.password,
         "database": client.database,
         "server_settings": dict(client.server_settings),
+        "target_session_attrs": client.extra.get("target_session_attrs"),
     }
 
 
@@ -167,7 +169,7 @@ class Listener:
                 await self.start()
                 log.info("listening for task events again")
                 return
-            except (OSError, asyncpg.PostgresError) as exc:
+            except (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InternalClientError) as exc:
                 delay = RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)]
                 log.warning("could not reopen the event listener (%s); trying again in %ss", exc, delay)
                 attempt += 1

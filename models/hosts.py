@@ -1,0 +1,69 @@
+"""A PostgreSQL URL naming several hosts, as libpq takes it: `postgres://u@h1:5432,h2:5432/db?target_session_attrs=
+read-write`. The ORM's URL parser reads one host only, so such a URL is split here, and its pool is built by
+`client_class`: every connection it opens tries the hosts in order and keeps the first that
+`target_session_attrs` accepts. Once the primary is gone and a standby promoted, the connections opened next are
+to the new primary, without a restart."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tortoise.backends.asyncpg.client import AsyncpgDBClient
+
+DEFAULT_PORT = 5432
+SESSION_ATTRS = ("any", "primary", "standby", "prefer-standby", "read-write", "read-only")
+
+
+def split(url: str) -> tuple[str, list[str], str]:
+    """(what comes before the hosts, each `host:port` as written, what follows them): the URL is the three joined
+    with commas between the hosts."""
+    scheme, marker, rest = url.partition("://")
+    end = min((at for at in (rest.find("/"), rest.find("?")) if at >= 0), default=len(rest))
+    userinfo, at, hosts = rest[:end].rpartition("@")
+    return scheme + marker + userinfo + at, hosts.split(","), rest[end:]
+
+
+def address(written: str) -> tuple[str, int]:
+    """The host and port of one `host`, `host:port` or `[v6]:port`; ValueError saying what is wrong."""
+    if written.startswith("["):
+        host, bracket, tail = written[1:].partition("]")
+        if not bracket or tail[:1] not in ("", ":"):
+            raise ValueError(f"{written!r} is not a host or host:port")
+        port = tail[1:]
+    else:
+        host, _, port = written.partition(":")
+    if not host:
+        raise ValueError(f"{written!r} names no host")
+    if port and not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise ValueError(f"the port of {written!r} is not a port number")
+    return host, int(port) if port else DEFAULT_PORT
+
+
+def addresses(url: str) -> list[tuple[str, int]]:
+    """Every host the URL names, in order; ValueError for one that is malformed or a `target_session_attrs` that
+    PostgreSQL's clients do not know."""
+    _, hosts, tail = split(url)
+    query = tail.partition("?")[2]
+    for pair in filter(None, query.split("&")):
+        name, _, value = pair.partition("=")
+        if name == "target_session_attrs" and value not in SESSION_ATTRS:
+            raise ValueError(f"target_session_attrs is one of {', '.join(SESSION_ATTRS)}, not {value!r}")
+    return [address(host) for host in hosts]
+
+
+def first_host_url(url: str) -> str:
+    """The URL with only its first host, for the ORM's parser to read everything else of it."""
+    before, hosts, after = split(url)
+    return before + hosts[0] + after
+
+
+class ManyHosts(AsyncpgDBClient):
+    def __init__(self, host: list[str], port: list[int], **kwargs: Any) -> None:
+        super().__init__(host=host[0], port=port[0], **kwargs)
+        self.hosts, self.ports = host, port
+
+    async def create_pool(self, **kwargs: Any) -> Any:
+        return await super().create_pool(**{**kwargs, "host": self.hosts, "port": self.ports})
+
+
+client_class = ManyHosts
