@@ -24,8 +24,8 @@ class Standby(Cluster):
 
     def __init__(self, primary: Cluster, via: int | None = None) -> None:
         self._make_home("agentlog-standby-")
-        self._run(BIN / "pg_basebackup", "-D", self.data, "-h", "127.0.0.1", "-p", via or primary.port, "-U", "postgres",
-                  "-R", "-X", "stream", "--checkpoint=fast", "--no-sync")
+        self._run(BIN / "pg_basebackup", "-D", self.data, "-h", "127.0.0.1", "-p", via or primary.port,
+                  "-U", "postgres", "-R", "-X", "stream", "--checkpoint=fast", "--no-sync")
 
     async def sql(self, statement: str, *arguments: object, database: str = "postgres") -> object:
         conn = await asyncpg.connect(f"{self.url}/{database}")
