@@ -1,16 +1,18 @@
 """A PostgreSQL URL naming several hosts, as libpq takes it: `postgres://u@h1:5432,h2:5432/db?target_session_attrs=
 read-write`. The ORM's URL parser reads one host only, so such a URL is split here, and its pool is built by
 `client_class`: every connection it opens tries the hosts in order and keeps the first that
-`target_session_attrs` accepts. Once the primary is gone and a standby promoted, the connections opened next are
-to the new primary, without a restart."""
+`target_session_attrs` accepts, each given its own timeout (the URL's `timeout`, else HOST_TIMEOUT_S). Once the
+primary is gone and a standby promoted, the connections opened next are to the new primary, without a restart."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import asyncpg
 from tortoise.backends.asyncpg.client import AsyncpgDBClient
 
 DEFAULT_PORT = 5432
+HOST_TIMEOUT_S = 5.0
 SESSION_ATTRS = ("any", "primary", "standby", "prefer-standby", "read-write", "read-only")
 
 
@@ -57,13 +59,30 @@ def first_host_url(url: str) -> str:
     return before + hosts[0] + after
 
 
+async def connect(dsn: str | None = None, *, host: str | list[str], port: int | list[int],
+                  timeout: float | None = None, **kwargs: Any) -> asyncpg.Connection:
+    """A connection to the first of the hosts that `target_session_attrs` accepts, each given `timeout` seconds
+    (HOST_TIMEOUT_S by default) to answer. asyncpg would give all of them one timeout, which a host that died
+    without closing its connections (its packets dropped, not refused) uses up before the next is tried."""
+    if not isinstance(host, list):
+        return await asyncpg.connect(dsn, host=host, port=port, timeout=timeout or 60, **kwargs)
+    last: Exception | None = None
+    for one, its_port in zip(host, port if isinstance(port, list) else [port] * len(host)):
+        try:
+            return await asyncpg.connect(dsn, host=one, port=its_port, timeout=timeout or HOST_TIMEOUT_S, **kwargs)
+        except (OSError, TimeoutError, asyncpg.TargetServerAttributeNotMatched) as exc:
+            last = exc
+    assert last is not None
+    raise last
+
+
 class ManyHosts(AsyncpgDBClient):
     def __init__(self, host: list[str], port: list[int], **kwargs: Any) -> None:
         super().__init__(host=host[0], port=port[0], **kwargs)
         self.hosts, self.ports = host, port
 
     async def create_pool(self, **kwargs: Any) -> Any:
-        return await super().create_pool(**{**kwargs, "host": self.hosts, "port": self.ports})
+        return await super().create_pool(**{**kwargs, "host": self.hosts, "port": self.ports, "connect": connect})
 
 
 client_class = ManyHosts

@@ -1,5 +1,8 @@
 """AGENTLOG_DATABASE_URL may name several PostgreSQL hosts as libpq's connection strings do; each is read with its
-port, and the pool is given them all (the failover itself: tests/test_failover.py)."""
+port, and the pool is given them all, each host its own timeout (the failover itself: tests/test_failover.py)."""
+
+import asyncio
+import time
 
 import pytest
 
@@ -39,3 +42,31 @@ def test_hosts_may_be_ipv6_in_brackets():
 def test_a_malformed_host_list_is_refused_saying_which_part(url, said):
     with pytest.raises(ValueError, match=said.replace("[", r"\[")):
         hosts.addresses(url)
+
+
+@pytest.mark.postgres_only
+async def test_a_host_that_never_answers_is_passed_over_once_its_timeout_is_up(database):
+    """As a primary whose host died without closing anything: it takes the connection and never says a word."""
+    held = []
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    listener = await asyncio.start_server(silent, "127.0.0.1", 0)
+    before, answering, after = hosts.split(database)
+    url = f"{before}127.0.0.1:{listener.sockets[0].getsockname()[1]},{answering[0]}{after}"
+    url += "&" if "?" in url else "?"
+    client = hosts.ManyHosts(**db.connection(url + "target_session_attrs=read-write&timeout=1")["credentials"],
+                             connection_name="probe")
+    began = time.monotonic()
+    try:
+        await client.create_connection(with_db=True)
+        _, rows = await client.execute_query("SELECT 1 AS one")
+    finally:
+        await client.close()
+        for writer in held:
+            writer.close()
+        listener.close()
+
+    assert rows[0]["one"] == 1
+    assert time.monotonic() - began < 4

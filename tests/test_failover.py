@@ -183,6 +183,7 @@ class Outcome:
     ended_but_running: int
     broken_chains: list[dict]
     refused: list[str]
+    promoted_s: float
     unavailable_s: float
     unavailable_answers: int
     heard_after_failover: bool
@@ -235,6 +236,7 @@ async def write_kill_promote(nodes: Nodes, link: WalLink, stalled_s: float, serv
             killed_at = time.monotonic()
             await link.cut()
             await asyncio.to_thread(nodes.standbys[0].promote)
+            promoted_s = time.monotonic() - killed_at
             written = sum(tally.acknowledged() for tally in tallies)
             async with asyncio.timeout(WITHIN_S):
                 while sum(tally.acknowledged() for tally in tallies) == written:
@@ -279,6 +281,7 @@ async def write_kill_promote(nodes: Nodes, link: WalLink, stalled_s: float, serv
         ended_but_running=running[0]["n"],
         broken_chains=broken,
         refused=[refusal for tally in tallies for refusal in tally.refused],
+        promoted_s=promoted_s,
         unavailable_s=unavailable_s,
         heard_after_failover=heard,
         unavailable_answers=sum("the database cannot be reached" in line for line in server.log),

@@ -21,6 +21,7 @@ import asyncpg
 import orjson
 from tortoise.connection import get_connection
 
+from models import hosts
 from resolvers.events import replicas
 from resolvers.events.bus import FeedLost, Hub
 from models import AgentTask
@@ -90,6 +91,7 @@ def connection_settings() -> dict[str, Any]:
         "database": client.database,
         "server_settings": dict(client.server_settings),
         "target_session_attrs": client.extra.get("target_session_attrs"),
+        "timeout": client.extra.get("timeout"),
     }
 
 
@@ -106,7 +108,7 @@ class Listener:
         self._stopping = False
 
     async def start(self) -> None:
-        conn = await asyncpg.connect(**self.settings)
+        conn = await hosts.connect(**self.settings)
         await conn.add_listener(CHANNEL, self._heard)
         conn.add_termination_listener(self._lost)
         routing = replicas.routing()
