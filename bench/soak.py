@@ -35,7 +35,7 @@ from unittest import mock
 import asyncpg
 import httpx
 from tortoise import Tortoise
-from websockets.asyncio.client import connect
+from websockets.asyncio.client import ClientConnection, connect
 
 from agentlog_kit import AsyncKit, Retry
 from agentlog_kit.errors import AgentlogError
@@ -61,7 +61,8 @@ TREE_TASKS = 100
 MINUTE_S = 60.0
 REPLICA_PAUSE_S = 30.0
 PATIENT = Retry(attempts=40, first_delay=0.1, max_delay=2.0)
-HEARD_MARGIN_S = 1.0
+HEARD_WITHIN_S = 5.0
+DRAIN_S = 5.0
 LIST_QUERY = "{ tasks(first: 20) { edges { node { id status agent } } } }"
 EVENTS = "subscription { taskEvents { event task { id } } }"
 
@@ -72,10 +73,12 @@ def say(text: str) -> None:
 
 @dataclass
 class Window:
-    """A subscription's life: from when it was surely listening to when it ended, and whether it was told why."""
+    """One subscription: when it first heard an event (from then on, every event committed later reaches it
+    unless it is told otherwise: notifications arrive in commit order), what it heard, and why it ended (None when
+    it lasted until the soak did)."""
 
-    opened: float
-    closed: float = float("inf")
+    live_from: float = float("inf")
+    ended_at: float = float("inf")
     told: str | None = None
     heard: set[tuple[str, str]] = field(default_factory=set)
 
@@ -192,42 +195,54 @@ async def reader(soak: Soak, server: Server, operation: str, body: dict, token: 
 
 async def subscriber(soak: Soak, server: Server) -> None:
     """Subscribes, hears events, and when its subscription ends (told FELL_BEHIND or FEED_LOST, or the connection
-    dropped) subscribes again."""
+    dropped) subscribes again. Once the soak is over it reads what is still on its way, until DRAIN_S of quiet."""
     while soak.going():
-        window = Window(opened=float("inf"))
+        window = Window()
         soak.windows.append(window)
         try:
             async with connect(server.ws_url, subprotocols=["graphql-transport-ws"], open_timeout=15) as ws:
                 await ws.send(json.dumps({"type": "connection_init", "payload": {"Authorization": f"Bearer {NOOR}"}}))
                 await asyncio.wait_for(ws.recv(), 15)
                 await ws.send(json.dumps({"id": "1", "type": "subscribe", "payload": {"query": EVENTS}}))
-                window.opened = soak.now() + HEARD_MARGIN_S
-                while soak.going():
-                    try:
-                        message = json.loads(await asyncio.wait_for(ws.recv(), 1))
-                    except TimeoutError:
-                        continue
-                    errors = message.get("payload", {}).get("errors") if isinstance(message.get("payload"), dict) \
-                        else message.get("payload")
-                    if message["type"] == "next" and not errors:
-                        event = message["payload"]["data"]["taskEvents"]
-                        window.heard.add((event["task"]["id"], event["event"]))
-                    elif message["type"] in ("next", "error", "complete"):
-                        found = errors[0].get("extensions", {}).get("code") if errors else message["type"]
-                        window.told = str(found)
-                        break
+                window.told = await hear(soak, ws, window)
         except Exception as exc:
             window.told = window.told or f"connection: {type(exc).__name__}"
-        window.closed = soak.now() - HEARD_MARGIN_S
+        if window.told is not None:
+            window.ended_at = soak.now()
         await asyncio.sleep(0.5)
 
 
-def missed(soak: Soak) -> tuple[int, int, int]:
-    """(events that should have been heard, of them heard, missed by a subscription that was told nothing)."""
+async def hear(soak: Soak, ws: ClientConnection, window: Window) -> str | None:
+    """Events into `window` until the subscription ends (what it was told) or the soak has ended and DRAIN_S pass
+    without a message (None)."""
+    quiet_since = None
+    while soak.going() or quiet_since is None or time.monotonic() - quiet_since < DRAIN_S:
+        try:
+            async with asyncio.timeout(1):
+                message = json.loads(await ws.recv())
+        except TimeoutError:
+            quiet_since = quiet_since or time.monotonic()
+            continue
+        quiet_since = None if soak.going() else time.monotonic()
+        payload = message.get("payload")
+        errors = payload.get("errors") if isinstance(payload, dict) else payload
+        if message["type"] == "next" and not errors:
+            event = payload["data"]["taskEvents"]
+            window.live_from = min(window.live_from, soak.now())
+            window.heard.add((event["task"]["id"], event["event"]))
+        elif message["type"] in ("next", "error", "complete"):
+            return str(errors[0].get("extensions", {}).get("code")) if errors else message["type"]
+    return None
+
+
+def missed(soak: Soak, until: float) -> tuple[int, int, int]:
+    """(events of the kits' tasks a subscription should have heard, of them heard, missed by a subscription that
+    was never told why): an event should be heard when its write was sent after the subscription first heard
+    something and answered before `until` and before the subscription ended."""
     expected = heard = silent_misses = 0
     for window in soak.windows:
         should = {(task, event) for task, event, sent, acked in soak.told
-                  if window.opened <= sent and acked <= window.closed}
+                  if window.live_from <= sent and acked <= min(until, window.ended_at)}
         expected += len(should)
         heard += len(should & window.heard)
         if window.told is None:
@@ -300,13 +315,14 @@ async def reporter(soak: Soak, server: Server, nodes: Nodes) -> None:
     minute = 0
     while soak.going():
         await asyncio.sleep(max(0.0, (minute + 1) * MINUTE_S - soak.now()))
-        expected, heard, silent = missed(soak)
-        row = {"minute": minute + 1, "rss_mb": round(rss_mb(server), 1), "db_connections": await connections(nodes),
-               "events_expected": expected, "events_heard": heard, "events_missed_untold": silent,
+        expected, heard, _ = missed(soak, soak.now() - HEARD_WITHIN_S)
+        row = {"minute": minute + 1, "load": round(os.getloadavg()[0], 1), "rss_mb": round(rss_mb(server), 1),
+               "db_connections": await connections(nodes),
+               "events_expected": expected, "events_heard": heard,
                "operations": {op: quantiles(values) for op, values in sorted(soak.timings[minute].items())}}
         soak.minutes.append(row)
-        say(f"minute {row['minute']}: RSS {row['rss_mb']} MB, {row['db_connections']} connections, events "
-            f"{heard}/{expected} heard ({silent} missed untold)")
+        say(f"minute {row['minute']}: load {row['load']}, RSS {row['rss_mb']} MB, {row['db_connections']} connections, "
+            f"events {heard}/{expected} heard so far")
         for op, q in row["operations"].items():
             say(f"    {op:<12} n={q['n']:>5}  p50 {q['p50_ms']:7.1f} ms  p99 {q['p99_ms']:7.1f} ms  "
                 f"max {q['max_ms']:7.1f} ms")
@@ -408,7 +424,7 @@ async def soak(minutes: float, with_faults: bool) -> dict:
         finally:
             server.stop()
         checks = await end_checks(run, nodes)
-    expected, heard, silent = missed(run)
+    expected, heard, silent = missed(run, run.seconds)
     return {"minutes": run.minutes, "faults": run.faults, "outcomes": {f"{op} {code}": n for (op, code), n in
                                                                        sorted(run.codes.items())},
             "internal": internal, "events": {"expected": expected, "heard": heard, "missed_untold": silent,
