@@ -42,15 +42,15 @@ def address(written: str) -> tuple[str, int]:
 
 
 def addresses(url: str) -> list[tuple[str, int]]:
-    """Every host the URL names, in order; ValueError for one that is malformed or a `target_session_attrs` that
-    PostgreSQL's clients do not know."""
+    """Every host the URL names, in order (none when it names its host in the query, `?host=/run/postgresql`);
+    ValueError for one that is malformed or a `target_session_attrs` that PostgreSQL's clients do not know."""
     _, hosts, tail = split(url)
     query = tail.partition("?")[2]
     for pair in filter(None, query.split("&")):
         name, _, value = pair.partition("=")
         if name == "target_session_attrs" and value not in SESSION_ATTRS:
             raise ValueError(f"target_session_attrs is one of {', '.join(SESSION_ATTRS)}, not {value!r}")
-    return [address(host) for host in hosts]
+    return [] if hosts == [""] else [address(host) for host in hosts]
 
 
 def first_host_url(url: str) -> str:

@@ -28,6 +28,13 @@ def test_a_url_of_one_host_is_read_by_the_orm_as_before():
     assert (config["credentials"]["host"], config["credentials"]["port"]) == ("db-a", 5433)
 
 
+def test_a_host_named_in_the_query_is_left_to_the_orm():
+    config = db.connection("postgres://noor@/agentlog?host=/run/postgresql")
+
+    assert config["engine"] == "tortoise.backends.asyncpg"
+    assert config["credentials"]["host"] == "/run/postgresql"
+
+
 def test_hosts_may_be_ipv6_in_brackets():
     assert hosts.addresses("postgres://u@[::1]:6432,[fe80::2]/db") == [("::1", 6432), ("fe80::2", 5432)]
 
