@@ -9,7 +9,8 @@ an agent, a model call and a tool an export), TREE_READERS readers of the whole 
 of the task list, SUBSCRIBERS `taskEvents` subscribers, and once a minute an erasure. Each minute: p50/p99/max of
 every operation, the server's RSS (every process of it), the database's connections, and the events delivered
 against those the subscribers should have heard. At the end: every acknowledged line and span recorded exactly
-once, every chain verifies, every task a writer ended is not RUNNING.
+once, every chain verifies, every task a writer ended is not RUNNING, every stale tree stored a sweep before the
+end is forgotten.
 
 `--faults`: PostgreSQL restarted once (a fourth of the way), one server process SIGKILLed (half-way; uvicorn
 starts another), the standby's replay paused for REPLICA_PAUSE_S (at 60 %). Every loop stops by itself when the
@@ -29,6 +30,7 @@ from collections import Counter, defaultdict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from unittest import mock
 
@@ -58,6 +60,9 @@ KITS, EXPORTERS, TREE_READERS, LIST_READERS, SUBSCRIBERS = 8, 4, 8, 8, 4
 WORKERS = 2
 LINES = 10
 TREE_TASKS = 100
+STALE_TASKS = 10
+STALE_DAYS = 40
+SWEPT_WITHIN_S = 10.0
 MINUTE_S = 60.0
 REPLICA_PAUSE_S = 30.0
 PATIENT = Retry(attempts=40, first_delay=0.1, max_delay=2.0)
@@ -96,6 +101,7 @@ class Soak:
     windows: list[Window] = field(default_factory=list)
     faults: list[str] = field(default_factory=list)
     minutes: list[dict] = field(default_factory=list)
+    stale: list[tuple[str, float]] = field(default_factory=list)
 
     def going(self) -> bool:
         return self.now() < self.seconds
@@ -272,6 +278,27 @@ async def eraser(soak: Soak, server: Server) -> None:
             await pause(soak, MINUTE_S)
 
 
+async def stale_trees(soak: Soak, nodes: Nodes) -> None:
+    """Once a minute: a finished tree of STALE_TASKS tasks that ended STALE_DAYS ago, stored as it would have been
+    written then, for the retention sweep (every minute, `retainDays` 30) to forget."""
+    while soak.going():
+        tree = tree_read.fake_tree(STALE_TASKS, TENANT, datetime.now(timezone.utc) - timedelta(days=STALE_DAYS))
+        try:
+            conn = await asyncpg.connect(nodes.url, timeout=5)
+            try:
+                async with conn.transaction():
+                    await conn.copy_records_to_table("agent_task", records=tree.tasks, columns=tree_read.TASK_COLUMNS)
+                    await conn.copy_records_to_table("trace_event", records=tree.lines, columns=tree_read.INSERTED)
+                    await conn.copy_records_to_table("llm_call", records=tree.calls, columns=tree_read.CALL_COLUMNS)
+                    await conn.copy_records_to_table("agent_help", records=tree.helps, columns=tree_read.HELP_COLUMNS)
+                soak.stale.append((str(tree.root), soak.now()))
+            finally:
+                await conn.close()
+        except (OSError, asyncpg.PostgresError, TimeoutError):
+            soak.codes[("stale tree", "not stored")] += 1
+        await pause(soak, MINUTE_S)
+
+
 async def pause(soak: Soak, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while soak.going() and time.monotonic() < deadline:
@@ -377,6 +404,9 @@ async def end_checks(soak: Soak, nodes: Nodes) -> dict:
                                        "GROUP BY agent", TENANT))
         running = await conn.fetchval("SELECT count(*) FROM agent_task WHERE id = ANY($1::uuid[]) "
                                       "AND status = 'RUNNING'", soak.ended)
+        swept = [root for root, at in soak.stale if at < soak.seconds - MINUTE_S - SWEPT_WITHIN_S]
+        left = await conn.fetchval("SELECT count(DISTINCT root_id) FROM agent_task WHERE root_id = ANY($1::uuid[])",
+                                   swept)
     finally:
         await conn.close()
     await db.open_database(nodes.url)
@@ -393,6 +423,7 @@ async def end_checks(soak: Soak, nodes: Nodes) -> dict:
         "traces_lost": sum(1 for tag in soak.traces if f"A{tag}" not in agents),
         "traces_twice": sum(1 for n in agents.values() if n > 1),
         "ended_but_running": running, "chains_checked": roots, "chains_broken": len(broken),
+        "stale_trees_due": len(swept), "stale_trees_left": left,
     }
 
 
@@ -416,7 +447,7 @@ async def soak(minutes: float, with_faults: bool) -> dict:
             work += [reader(run, server, "tree read", tree_body, MIA) for _ in range(TREE_READERS)]
             work += [reader(run, server, "task list", {"query": LIST_QUERY}, NOOR) for _ in range(LIST_READERS)]
             work += [subscriber(run, server) for _ in range(SUBSCRIBERS)]
-            work += [eraser(run, server), reporter(run, server, nodes)]
+            work += [eraser(run, server), stale_trees(run, nodes), reporter(run, server, nodes)]
             if with_faults:
                 work.append(faults(run, server, nodes))
             await asyncio.wait_for(asyncio.gather(*work), run.seconds + 300)
@@ -453,6 +484,8 @@ def verdict(found: dict) -> list[str]:
                 f"{checks['traces_twice']} traces (target 0)")
     said.append(f"chains broken: {checks['chains_broken']} of {checks['chains_checked']}; ended tasks RUNNING: "
                 f"{checks['ended_but_running']}")
+    said.append(f"stale trees the sweep should have forgotten: {checks['stale_trees_due']}, left: "
+                f"{checks['stale_trees_left']}")
     events = found["events"]
     said.append(f"events: {events['heard']} of {events['expected']} heard; missed by a subscriber not told why: "
                 f"{events['missed_untold']} (target 0); subscriptions ended: {dict(events['subscriptions_told'])}")
