@@ -38,7 +38,7 @@ from models import AgentTask
 from resolvers.read.verify import verify_tree
 
 WORKLOADS = ("ingest", "verify", "verify_under_load", "tree_read", "otlp", "live", "export", "paging", "replicas", "big",
-             "citus")
+             "citus", "soak")
 REPEATS = 5
 TREE_READ = """
 import asyncio, inspect, json, sys
@@ -234,8 +234,8 @@ async def run(server: str, workloads: tuple[str, ...], paging_tasks: int = 100_0
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--server", default=SERVER, help="a PostgreSQL server URL, without a database name")
-    parser.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS), metavar="WORKLOAD",
-                        help=f"some of {', '.join(WORKLOADS)} (default: all)")
+    parser.add_argument("--only", nargs="+", choices=WORKLOADS, default=list(WORKLOADS[:-1]), metavar="WORKLOAD",
+                        help=f"some of {', '.join(WORKLOADS)} (default: all but the soak)")
     parser.add_argument("--paging-tasks", type=int, default=100_000, metavar="N",
                         help="tasks (ten lines each) the paging workload stores (default 100,000)")
     parser.add_argument("--runs", type=int, default=3, metavar="N", help="standalone runs of each workload (default 3)")
@@ -249,8 +249,19 @@ def main() -> int:
                         help="write the summary here, quiet or not, instead of bench/results.json")
     parser.add_argument("--citus-source", metavar="DIR",
                         help="Citus's source, built when Citus is not installed (the citus workload)")
+    parser.add_argument("--minutes", type=float, default=10, metavar="N",
+                        help="how long the soak runs (default 10); it runs once, not --runs times (bench/soak.py)")
+    parser.add_argument("--faults", action="store_true",
+                        help="during the soak: PostgreSQL restarted, a server process killed, the replica paused")
     parser.add_argument("--alone", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if "soak" in args.only:
+        from bench import soak
+
+        soaked = soak.main([str(args.minutes), *(["--faults"] if args.faults else [])])
+        args.only = [workload for workload in args.only if workload != "soak"]
+        if not args.only:
+            return soaked
     if args.citus_source:
         os.environ["AGENTLOG_BENCH_CITUS_SOURCE"] = args.citus_source
     workloads = tuple(args.only)

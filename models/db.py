@@ -16,6 +16,8 @@ from tortoise.backends.base.config_generator import expand_db_url
 from tortoise.connection import get_connection
 from tortoise.migrations.executor import MigrationExecutor
 
+from models import hosts
+
 APP = "agentlog"
 MODEL_MODULES = [
     "models.rows.agent",
@@ -62,10 +64,15 @@ async def _nothing_to_reset(connection: Any) -> None:
 
 
 def connection(url: str) -> str | dict[str, Any]:
-    """The default connection: on PostgreSQL a pool that hands connections back without resetting them."""
-    if not url.startswith(("postgres://", "asyncpg://")):
+    """The default connection: on PostgreSQL a pool that hands connections back without resetting them, over
+    every host the URL names (models/hosts.py)."""
+    if not url.startswith(("postgres://", "postgresql://", "asyncpg://")):
         return url
-    config = expand_db_url(url)
+    found = hosts.addresses(url)
+    config = expand_db_url(hosts.first_host_url(url))
+    if len(found) > 1:
+        config["engine"] = hosts.__name__
+        config["credentials"].update(host=[host for host, _ in found], port=[port for _, port in found])
     config["credentials"]["reset"] = _nothing_to_reset
     return config
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from models import hosts
 from models.errors import BadInput
 
 PREFIX = "AGENTLOG_"
@@ -31,7 +32,9 @@ class Settings(BaseSettings):
     database_url: str | None = setting(
         None,
         "`sqlite:///absolute/path.db`, `sqlite://relative.db` or `postgres://user@host:port/db`; tables are "
-        "created and migrated on start",
+        "created and migrated on start. Several hosts (`postgres://user@h1:5432,h2:5432/db?"
+        "target_session_attrs=read-write`): the server writes to whichever is the primary and finds a promoted "
+        "standby by itself (`docs/scale.md`, \"Failover\")",
         shown="`sqlite://$PWD/agentlog.db`",
     )
     jwt_secret: SecretStr | None = setting(
@@ -218,6 +221,8 @@ class Settings(BaseSettings):
     def _known_database(cls, url: str | None) -> str | None:
         if url is not None and not url.startswith(DATABASE_SCHEMES):
             raise ValueError(f"a URL starting with {', '.join(DATABASE_SCHEMES)}")
+        if url is not None and url.startswith(DATABASE_SCHEMES[1:]):
+            hosts.addresses(url)
         return url
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -19,6 +20,19 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def children_of(parent: int) -> list[int]:
+    """The processes whose parent is `parent`, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if entry.name.isdigit() and int(fields[1]) == parent:
+            found.append(int(entry.name))
+    return found
 
 
 class Cluster:
@@ -53,6 +67,26 @@ class Cluster:
 
     def stop(self, mode: str = "fast") -> None:
         self._run(BIN / "pg_ctl", "-D", self.data, "-m", mode, "-w", "-t", "60", "stop")
+
+    def kill(self) -> None:
+        """SIGKILL to the postmaster and every process it started, as when its host dies: stopped first, so that
+        it forks nothing more while its children are found. Its shared memory segment, which no one removes once
+        they are all gone, is removed."""
+        said = (self.data / "postmaster.pid").read_text().splitlines()
+        postmaster = int(said[0])
+        os.kill(postmaster, signal.SIGSTOP)
+        for pid in [postmaster, *children_of(postmaster)]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        segment = said[6].split()[-1] if len(said) > 6 else None
+        if segment:
+            subprocess.run(["ipcrm", "-m", segment], capture_output=True, timeout=30)
+
+    def promote(self) -> None:
+        """A standby (tests/pg_replicas.py) made a primary, once it has replayed all the WAL it has."""
+        self._run(BIN / "pg_ctl", "-D", self.data, "-w", "-t", "60", "promote")
 
     def running(self) -> bool:
         argv = [str(BIN / "pg_ctl"), "-D", str(self.data), "status"]

@@ -19,12 +19,13 @@ DATABASE = "agentlog"
 
 
 class Standby(Cluster):
-    """A hot standby streaming from `primary`, on a free port of its own."""
+    """A hot standby streaming from `primary` (through `via`, a port that leads to it, if given), on a free port of
+    its own."""
 
-    def __init__(self, primary: Cluster) -> None:
+    def __init__(self, primary: Cluster, via: int | None = None) -> None:
         self._make_home("agentlog-standby-")
-        self._run(BIN / "pg_basebackup", "-D", self.data, "-h", "127.0.0.1", "-p", primary.port, "-U", "postgres",
-                  "-R", "-X", "stream", "--checkpoint=fast", "--no-sync")
+        self._run(BIN / "pg_basebackup", "-D", self.data, "-h", "127.0.0.1", "-p", via or primary.port,
+                  "-U", "postgres", "-R", "-X", "stream", "--checkpoint=fast", "--no-sync")
 
     async def sql(self, statement: str, *arguments: object, database: str = "postgres") -> object:
         conn = await asyncpg.connect(f"{self.url}/{database}")
@@ -65,17 +66,22 @@ class Nodes:
                 await asyncio.sleep(0.2)
 
 
+async def with_database(primary: Cluster) -> None:
+    """Starts `primary` and makes the empty `agentlog` database on it."""
+    primary.start()
+    admin = await asyncpg.connect(f"{primary.url}/postgres")
+    try:
+        await admin.execute(f"CREATE DATABASE {DATABASE}")
+    finally:
+        await admin.close()
+
+
 @asynccontextmanager
 async def primary_and_standbys(count: int) -> AsyncIterator[Nodes]:
     """A running primary with an empty `agentlog` database and `count` running standbys; all removed on leaving."""
     nodes = Nodes(Cluster(), [])
     try:
-        nodes.primary.start()
-        admin = await asyncpg.connect(f"{nodes.primary.url}/postgres")
-        try:
-            await admin.execute(f"CREATE DATABASE {DATABASE}")
-        finally:
-            await admin.close()
+        await with_database(nodes.primary)
         for _ in range(count):
             nodes.standbys.append(Standby(nodes.primary))
             nodes.standbys[-1].start()

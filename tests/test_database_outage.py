@@ -92,13 +92,16 @@ async def each_writes_more(writers: list[Writer], lines: int) -> None:
 
 
 async def while_down(http: httpx.AsyncClient) -> None:
-    """Every kind of request answers UNAVAILABLE promptly; liveness still answers."""
+    """Every kind of request answers UNAVAILABLE promptly, outside GraphQL with when to try again; liveness still
+    answers."""
     ready = await http.get("/readyz")
     assert ready.status_code == 503 and ready.json()["errors"][0]["extensions"]["code"] == "UNAVAILABLE"
+    assert ready.headers["retry-after"] == "1"
     body = await graphql(http, "{ tasks(first: 1) { edges { node { id } } } }", token=NOOR)
     assert body["errors"][0]["extensions"]["code"] == "UNAVAILABLE", body
     rest = await http.get("/agentic/observability/sessions/s-1/transcript", headers={"Authorization": f"Bearer {NOOR}"})
     assert rest.status_code == 503 and rest.json()["errors"][0]["extensions"]["code"] == "UNAVAILABLE", rest.text
+    assert rest.headers["retry-after"] == "1"
     assert (await http.get("/healthz")).status_code == 200
 
 

@@ -19,6 +19,9 @@ BAD = [
     ("AGENTLOG_RECORD_CONTENT", "maybe", "valid boolean"),
     ("AGENTLOG_LOG_FORMAT", "xml", "'text' or 'json'"),
     ("AGENTLOG_DATABASE_URL", "mysql://db/agentlog", "a URL starting with sqlite://"),
+    ("AGENTLOG_DATABASE_URL", "postgres://u@h1:5432,h2:54x2/agentlog", "the port of 'h2:54x2' is not a port number"),
+    ("AGENTLOG_DATABASE_URL", "postgres://u@h1,h2/agentlog?target_session_attrs=writable",
+     "target_session_attrs is one of any, primary, standby, prefer-standby, read-write, read-only"),
 ]
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.pg_cluster import free_port
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -38,6 +40,22 @@ def test_a_postgresql_database_that_does_not_exist_is_named_in_one_line(database
     line = out.stderr.strip()
     assert "\n" not in line and "Traceback" not in line
     assert line.startswith(f"AGENTLOG_DATABASE_URL names the PostgreSQL database '{missing}', which does not exist")
+
+
+@pytest.mark.postgres_only
+def test_a_database_missing_behind_a_url_of_several_hosts_is_named_with_them(database):
+    """The URL is read as libpq reads it: the host that does not answer is passed over, the primary is asked."""
+    missing = f"agentlog_missing_{uuid.uuid4().hex[:8]}"
+    scheme, _, rest = database.rsplit("/", 1)[0].partition("://")
+    user, _, answering = rest.rpartition("@")
+    hosts = f"127.0.0.1:{free_port()},{answering}"
+    url = f"{scheme}://{user}@{hosts}/{missing}?target_session_attrs=read-write"
+
+    out = serve({"AGENTLOG_DATABASE_URL": url})
+
+    assert out.returncode == 2
+    assert out.stderr.strip().startswith(
+        f"AGENTLOG_DATABASE_URL names the PostgreSQL database '{missing}', which does not exist on {hosts}: ")
 
 
 @pytest.mark.parametrize("secret", ["s" * 31, "short", "é" * 15])

@@ -77,18 +77,25 @@ def missing_database(url: str) -> str | None:
     if not url.startswith(("postgres://", "postgresql://", "asyncpg://")):
         return None
     import asyncpg
-    from tortoise.backends.base.config_generator import expand_db_url
 
-    found = expand_db_url(url)["credentials"]
+    from models import db
+
+    config = db.connection(url)
+    assert isinstance(config, dict)
+    found = config["credentials"]
 
     async def attempt() -> str | None:
         try:
             connection = await asyncpg.connect(host=found["host"], port=found["port"], user=found["user"],
-                                               password=found.get("password"), database=found["database"], timeout=10)
+                                               password=found.get("password"), database=found["database"], timeout=10,
+                                               target_session_attrs=found.get("target_session_attrs"))
         except asyncpg.InvalidCatalogNameError:
-            where = f"{found['host']}:{found['port']}"
+            several = isinstance(found["host"], list)
+            pairs = list(zip(found["host"], found["port"])) if several else [(found["host"], found["port"])]
+            host, port = pairs[0]
+            where = ",".join(f"{name}:{number}" for name, number in pairs)
             return (f"AGENTLOG_DATABASE_URL names the PostgreSQL database {found['database']!r}, which does not exist "
-                    f"on {where}: create it (createdb -h {found['host']} -p {found['port']} -U {found['user']} "
+                    f"on {where}: create it (createdb -h {host} -p {port} -U {found['user']} "
                     f"{found['database']}) or name one that does.")
         except Exception:
             return None

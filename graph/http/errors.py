@@ -7,6 +7,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+RETRY_AFTER = {"Retry-After": "1"}
 CODES = {401: "UNAUTHENTICATED", 403: "FORBIDDEN", 404: "NOT_FOUND", 503: "UNAVAILABLE"}
 
 

@@ -9,7 +9,7 @@ from starlette.responses import JSONResponse
 from tortoise.connection import get_connection
 
 from graph.api.errors import UNAVAILABLE
-from graph.http.errors import error_response
+from graph.http.errors import RETRY_AFTER, error_response
 
 READY_TIMEOUT_S = 2.0
 
@@ -18,5 +18,5 @@ async def readyz(request: Request) -> JSONResponse:
     try:
         await asyncio.wait_for(get_connection("default").execute_query("SELECT 1"), READY_TIMEOUT_S)
     except Exception:
-        return error_response(503, UNAVAILABLE)
+        return error_response(503, UNAVAILABLE, headers=RETRY_AFTER)
     return JSONResponse({"status": "ready"})

@@ -1,4 +1,4 @@
-"""Any route whose database went away while it answered says 503 UNAVAILABLE, not 500."""
+"""Any route whose database went away while it answered says 503 UNAVAILABLE with Retry-After, not 500."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graph.api.errors import UNAVAILABLE
-from graph.http.errors import error_response
+from graph.http.errors import RETRY_AFTER, error_response
 from models.availability import database_unavailable
 
 log = logging.getLogger("agentlog.errors")
@@ -40,4 +40,4 @@ class Unavailable:
             if watched.started or not database_unavailable(exc):
                 raise
             log.warning("%s %s: the database cannot be reached: %s", scope["method"], scope["path"], exc)
-            await error_response(503, UNAVAILABLE)(scope, receive, send)
+            await error_response(503, UNAVAILABLE, headers=RETRY_AFTER)(scope, receive, send)

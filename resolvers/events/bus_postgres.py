@@ -21,6 +21,7 @@ import asyncpg
 import orjson
 from tortoise.connection import get_connection
 
+from models import hosts
 from resolvers.events import replicas
 from resolvers.events.bus import FeedLost, Hub
 from models import AgentTask
@@ -72,15 +73,18 @@ def heard(payload: str) -> list[TaskNotice]:
 
 
 def connection_settings() -> dict[str, Any]:
-    """How the ORM connects, for a connection of our own."""
+    """How the ORM connects, for a connection of our own: to the same host, or to whichever of the same hosts
+    `target_session_attrs` accepts when the URL names several (models/hosts.py)."""
     client = get_connection("default")
     return {
-        "host": client.host,
-        "port": client.port,
+        "host": getattr(client, "hosts", client.host),
+        "port": getattr(client, "ports", client.port),
         "user": client.user,
         "password": client.password,
         "database": client.database,
         "server_settings": dict(client.server_settings),
+        "target_session_attrs": client.extra.get("target_session_attrs"),
+        "timeout": client.extra.get("timeout"),
     }
 
 
@@ -97,7 +101,7 @@ class Listener:
         self._stopping = False
 
     async def start(self) -> None:
-        conn = await asyncpg.connect(**self.settings)
+        conn = await hosts.connect(**self.settings)
         await conn.add_listener(CHANNEL, self._heard)
         conn.add_termination_listener(self._lost)
         routing = replicas.routing()
@@ -160,7 +164,7 @@ class Listener:
                 await self.start()
                 log.info("listening for task events again")
                 return
-            except (OSError, asyncpg.PostgresError) as exc:
+            except (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InternalClientError) as exc:
                 delay = RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)]
                 log.warning("could not reopen the event listener (%s); trying again in %ss", exc, delay)
                 attempt += 1
