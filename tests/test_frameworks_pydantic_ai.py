@@ -200,8 +200,9 @@ async def test_the_inspector_shows_the_agent_its_request_and_its_answer(repair, 
         steps = page.get_by_test_id("step")
         await expect(page.locator("h1, h2").first).to_contain_text("Estimator")
         await expect(page.get_by_test_id("step-content").first).to_contain_text(ASKED)
-        await expect(steps.filter(has_text="It asked for parts_for").get_by_test_id("step-content")).to_have_text(
-            '{"fault":"rear brake"}')
+        asked = steps.filter(has_text="It asked for parts_for").get_by_test_id("step-content")
+        await expect(asked).to_have_text("fault: rear brake")
+        await expect(asked).to_have_attribute("title", '{"fault":"rear brake"}')
         await expect(steps.last).to_contain_text(ANSWER)
         await seen.screenshot("pydantic-ai-estimator")
         assert seen.elsewhere == [] and seen.problems == []
