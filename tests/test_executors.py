@@ -4,12 +4,15 @@ nesting, as each kind of reader."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import httpx
 import pytest
+import strawberry
 from hypothesis import given, settings, strategies as st
 from graphql import GraphQLObjectType, Undefined, get_named_type, is_leaf_type, is_non_null_type, is_object_type
 from graph.app import create_app
@@ -241,3 +244,26 @@ async def test_both_executors_answer_the_corpus_byte_for_byte_alike(client, two_
                     timezones=st.just(timezone.utc)))
 def test_a_utc_time_is_written_as_isoformat_writes_it(at):
     assert utc_iso(at) == at.isoformat()
+
+
+OPEN: ContextVar[str | None] = ContextVar("open", default=None)
+
+
+@strawberry.type
+class Opening:
+    @strawberry.field
+    async def held(self, name: str) -> str:
+        """As a transaction does: sets a context variable, suspends, reads it back and resets it."""
+        token = OPEN.set(name)
+        await asyncio.sleep(0)
+        held = OPEN.get()
+        OPEN.reset(token)
+        return f"{held}, then {OPEN.get()}"
+
+
+@pytest.mark.parametrize("fast", [True, False])
+async def test_a_resolver_that_sets_a_context_variable_across_a_suspension_keeps_its_own(fast):
+    schema = strawberry.Schema(Opening, execution_context_class=TreeExecution if fast else None)
+    result = await schema.execute('{ a: held(name: "a") b: held(name: "b") c: held(name: "c") }')
+    assert result.errors is None
+    assert result.data == {"a": "a, then None", "b": "b, then None", "c": "c, then None"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from models import LlmCall
+from models import AgentTask, LlmCall
 from tests.shop import Shop
 from tests.spend import two_days
 from tests.statements import counted
@@ -88,3 +88,18 @@ async def test_a_backwards_or_too_long_range_is_bad_input(client):
         variables = {"from": start.isoformat(), "to": end.isoformat(), "bucket": bucket, "groupBy": "AGENT"}
         error = await client.error(USAGE, variables, shop.noor)
         assert (error["extensions"]["code"], error["extensions"]["field"]) == ("BAD_INPUT", "to")
+
+
+async def test_usage_beside_other_fields_in_one_request_answers_as_it_would_alone(client):
+    shop = await yesterday_and_today(client)
+    document = """query($from: DateTime!, $to: DateTime!, $task: ID!) {
+      task(id: $task) { reviewCount }
+      byAgent: usage(from: $from, to: $to, bucket: DAY, groupBy: AGENT) { key costMicros }
+      byModel: usage(from: $from, to: $to, bucket: DAY, groupBy: MODEL) { key costMicros }
+    }"""
+    variables = {"from": (TODAY - timedelta(days=7)).isoformat(), "to": (TODAY + timedelta(days=1)).isoformat(),
+                 "task": str((await AgentTask.filter(tenant=shop.tenant).first()).id)}
+    together = await client.ok(document, variables, shop.kit)
+    assert together["task"] == {"reviewCount": 0}
+    assert together["byAgent"] == [{"key": "Estimator", "costMicros": 600}, {"key": "Estimator", "costMicros": 5000}]
+    assert together["byModel"] == [{"key": "Everyday", "costMicros": 600}, {"key": "Careful", "costMicros": 5000}]

@@ -1,7 +1,8 @@
 """The executor: graphql-core's, with three shortcuts that matter when one request answers a whole tree.
 
-- A resolver's coroutine is started at once. When what it awaits is already in the request's loaders it
-  finishes without suspending, and its field completes on the spot instead of as one more task.
+- A resolver's coroutine is started at once, in a context of its own as a task's would be. When what it
+  awaits is already in the request's loaders it finishes without suspending, and its field completes on the
+  spot instead of as one more task.
 - A plain field (no resolver, no arguments) of a scalar or enum type is read with `getattr` and coerced
   by its type, without building resolve info for it.
 - A list of objects whose selected fields are all such plain fields is completed in one loop; a list of
@@ -31,6 +32,7 @@ sets it up, and tests/test_executors.py holds both to byte-identical answers on 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
+from contextvars import Context, copy_context
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -153,19 +155,22 @@ class Resumed:
 
     The future it stopped on is handed to the awaiting task as the coroutine handed it out. Like a task,
     starting it took the future's "blocking" mark, so that other coroutines may await the same future
-    before any task runs; the mark is put back when the future goes up to a task.
+    before any task runs; the mark is put back when the future goes up to a task. Like a task, it runs every
+    step in the one context it started in, so a context variable it sets (a transaction's connection) is
+    reset in the context that set it, whichever task carries it on.
     """
 
-    __slots__ = ("coroutine", "pending")
+    __slots__ = ("coroutine", "pending", "context")
 
-    def __init__(self, coroutine: CoroutineType, pending: Any) -> None:
+    def __init__(self, coroutine: CoroutineType, pending: Any, context: Context) -> None:
         if getattr(pending, "_asyncio_future_blocking", False):
             pending._asyncio_future_blocking = False
         self.coroutine = coroutine
         self.pending = pending
+        self.context = context
 
     def __await__(self) -> Generator[Any, Any, Any]:
-        coroutine, pending = self.coroutine, self.pending
+        coroutine, pending, run = self.coroutine, self.pending, self.context.run
         if hasattr(pending, "_asyncio_future_blocking"):
             pending._asyncio_future_blocking = True
         while True:
@@ -176,12 +181,12 @@ class Resumed:
                 raise
             except BaseException as error:
                 try:
-                    pending = coroutine.throw(error)
+                    pending = run(coroutine.throw, error)
                 except StopIteration as done:
                     return done.value
             else:
                 try:
-                    pending = coroutine.send(sent)
+                    pending = run(coroutine.send, sent)
                 except StopIteration as done:
                     return done.value
 
@@ -254,15 +259,16 @@ class TreeExecution(StrawberryGraphQLCoreExecutionContext):
             return super().complete_awaitable_value(
                 return_type, field_details_list, info, path, result, position_context
             )
+        context = copy_context()
         try:
-            pending = result.send(None)
+            pending = context.run(result.send, None)
         except StopIteration as done:
             completed = self.complete_value(return_type, field_details_list, info, path, done.value, position_context)
             if self.is_awaitable(completed):
                 return self._settle(completed, return_type, field_details_list, path)
             return completed
         return super().complete_awaitable_value(
-            return_type, field_details_list, info, path, Resumed(result, pending), position_context
+            return_type, field_details_list, info, path, Resumed(result, pending, context), position_context
         )
 
     async def _settle(
