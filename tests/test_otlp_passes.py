@@ -7,6 +7,7 @@ import pytest
 from models import AgentTask, LlmCall, OtlpSpan, TraceEvent
 from models.record.vocabulary import LineKind
 from resolvers.otlp.ingest import place_later, take_export
+from resolvers.otlp.sweep import sweep
 from resolvers.read.verify import verify_tree
 from tests.otlp_spans import agent, chat, export, new_trace_id, tool
 from tests.shop import Shop
@@ -83,6 +84,26 @@ async def test_the_export_that_completes_a_large_trace_is_answered_once_its_own_
     still = await OtlpSpan.filter(tenant=shop.tenant).count()
     assert 0 < still < waiting
     await place_later(taken.later)
+    await assert_placed_whole_once_and_in_order(shop.tenant, 2, 5)
+
+
+async def test_passes_that_fail_after_the_answer_are_placed_by_the_sweeps_next_round(client, monkeypatch):
+    monkeypatch.setenv("AGENTLOG_OTLP_PASS_SPANS", str(PASS))
+    shop = Shop(client)
+    await shop.setup()
+    first, last = leads_then_root(2, 5)
+    await take_export(shop.tenant, first)
+    taken = await take_export(shop.tenant, last)
+
+    async def broken(*args):
+        raise ConnectionError("the database went away")
+
+    with monkeypatch.context() as patched:
+        patched.setattr("resolvers.otlp.ingest.place_pass", broken)
+        await place_later(taken.later)
+    assert await OtlpSpan.filter(tenant=shop.tenant).count() > 0
+
+    await sweep()
     await assert_placed_whole_once_and_in_order(shop.tenant, 2, 5)
 
 

@@ -48,7 +48,6 @@ STAND_IN_AGENT = "unknown"
 LATE_SKILL = "late work"
 BREATHE_EVERY = 8
 Task = AgentTask | MadeTask
-Later = Callable[[], Awaitable[int]]
 RANKS = {LineKind.STARTED: 0, LineKind.MODEL_CALL: 1, LineKind.TOOL_CALL: 1, LineKind.TOOL_RESULT: 2,
          LineKind.ENDED: 3, LineKind.REVIEWED: 4}
 AFTER_WORK = (LineKind.ENDED, LineKind.REVIEWED)
@@ -73,6 +72,39 @@ def micros(at: datetime) -> int:
 
 def time_of(ns: int) -> datetime:
     return datetime.fromtimestamp(ns / 1e9, timezone.utc)
+
+
+@dataclass(frozen=True, slots=True)
+class Later:
+    """The passes an export left of one trace, to run after its answer."""
+
+    tenant: str
+    trace_id: str
+    run: Callable[[], Awaitable[int]]
+
+
+class Again:
+    """Traces whose spans are stored but could not all be placed (the database went away in the middle): the
+    sweep tries them on its next round rather than once they have waited `AGENTLOG_OTLP_WAIT_S`. Held by this
+    process and bounded; a trace past the bound, or left by a process that stopped, is placed by the sweep of
+    spans that have waited, or by the sweep of every waiting span a start runs."""
+
+    LIMIT = 10_000
+
+    def __init__(self) -> None:
+        self._traces: dict[tuple[str, str], None] = {}
+
+    def add(self, tenant: str, trace_id: str) -> None:
+        if len(self._traces) < self.LIMIT:
+            self._traces[(tenant, trace_id)] = None
+
+    def take(self) -> list[tuple[str, str]]:
+        taken = list(self._traces)
+        self._traces.clear()
+        return taken
+
+
+AGAIN = Again()
 
 
 @dataclass(frozen=True, slots=True)
@@ -556,7 +588,7 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
         return len(first)
     rest = functools.partial(place_passes, tenant, trace_id, now, wait_s, cut[1:])
     if later is not None:
-        later.append(rest)
+        later.append(Later(tenant, trace_id, rest))
         return len(first)
     return len(first) + await rest()
 
@@ -667,15 +699,18 @@ async def take_export(tenant: str, request: Any, now: datetime | None = None) ->
             await place_trace(tenant, trace_id, when, settings.otlp_wait_s(), traces[trace_id], told, later=later)
         except Exception:
             await store(tenant, trace_id, traces[trace_id], when)
+            AGAIN.add(tenant, trace_id)
             log.exception("could not place trace %s yet; its spans are stored and tried again", trace_id)
     return Taken(len(mapped), rejected, message, tuple(told), tuple(later))
 
 
 async def place_later(later: tuple[Later, ...]) -> None:
-    """The passes an export left for after its answer. Should one fail, its spans stay waiting, durably: the
-    trace's next export or the sweep places them."""
+    """The passes an export left for after its answer. Should one fail, its spans stay waiting, durably, and the
+    sweep's next round tries them again."""
     for rest in later:
         try:
-            await rest()
+            await rest.run()
         except Exception:
-            log.exception("could not place the rest of a trace yet; its spans wait, stored")
+            AGAIN.add(rest.tenant, rest.trace_id)
+            log.exception("could not place the rest of trace %s yet; its spans wait, stored, and are tried again",
+                          rest.trace_id)

@@ -1,6 +1,7 @@
-"""The sweep: spans that have waited `AGENTLOG_OTLP_WAIT_S` for an agent parent are placed under their trace's
-stand-in; on start, every span still waiting is tried, so nothing acknowledged before a crash stays unplaced. Then
-tasks start markers opened whose trace has had no span as long are ended (`unreported`)."""
+"""The sweep: traces whose placing failed are tried again on its next round; spans that have waited
+`AGENTLOG_OTLP_WAIT_S` for an agent parent are placed under their trace's stand-in; on start, every span still
+waiting is tried, so nothing acknowledged before a crash stays unplaced. Then tasks start markers opened whose
+trace has had no span as long are ended (`unreported`)."""
 
 from __future__ import annotations
 
@@ -15,24 +16,24 @@ from tortoise.connection import get_connection
 
 from resolvers import settings
 from resolvers.otlp import store as waiting_spans
-from resolvers.otlp.ingest import micros, place_trace
+from resolvers.otlp.ingest import AGAIN, micros, place_trace
 from resolvers.otlp.unreported import end_unreported
 
 log = logging.getLogger("agentlog.otlp")
 
 
 async def sweep(now: datetime | None = None, everything: bool = False) -> int:
-    """Places the spans that have waited long enough; with `everything` (on start), every span still waiting.
-    Returns the traces tried."""
+    """Places what can be placed of the traces whose placing failed, then the spans that have waited long enough;
+    with `everything` (on start), every span still waiting. Returns the traces tried."""
     when = now or datetime.now(timezone.utc)
     wait_s = settings.otlp_wait_s()
+    again = AGAIN.take()
+    for tenant, trace_id in again:
+        await _try(tenant, trace_id, when, wait_s, every_waiting=True)
     since_us = micros(when) - (0 if everything else int(wait_s * 1_000_000))
     traces = await waiting_spans.waiting_traces(get_connection("default"), since_us)
     for tenant, trace_id in traces:
-        try:
-            await place_trace(tenant, trace_id, when, wait_s, every_waiting=everything)
-        except Exception:
-            log.exception("could not place trace %s yet; it stays stored and is tried again", trace_id)
+        await _try(tenant, trace_id, when, wait_s, every_waiting=everything)
     quiet_us = micros(when) - int(wait_s * 1_000_000)
     quiet = await waiting_spans.quiet_traces(get_connection("default"), quiet_us)
     for tenant, trace_id in quiet:
@@ -40,7 +41,15 @@ async def sweep(now: datetime | None = None, everything: bool = False) -> int:
             await end_unreported(tenant, trace_id, when, quiet_us)
         except Exception:
             log.exception("could not end the unreported tasks of trace %s yet; they are tried again", trace_id)
-    return len(traces) + len(quiet)
+    return len(again) + len(traces) + len(quiet)
+
+
+async def _try(tenant: str, trace_id: str, when: datetime, wait_s: float, every_waiting: bool) -> None:
+    try:
+        await place_trace(tenant, trace_id, when, wait_s, every_waiting=every_waiting)
+    except Exception:
+        AGAIN.add(tenant, trace_id)
+        log.exception("could not place trace %s yet; it stays stored and is tried again", trace_id)
 
 
 @asynccontextmanager
