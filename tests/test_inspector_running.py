@@ -54,7 +54,6 @@ async def test_kit_work_is_listed_running_with_its_spend_and_shows_its_end_witho
                 await expect(page.get_by_test_id("task-row").locator(".status")).to_have_text("running")
                 assert await low_contrast(page) == []
                 await seen.screenshot("running-now-kit")
-                await seen.docs_screenshot("inspector-running")
 
         await expect(row.locator(".status")).to_have_text("done")
         await expect(row.get_by_test_id("running-took")).to_contain_text("ended")
@@ -93,6 +92,7 @@ async def test_otlp_work_is_running_from_its_marker_and_waiting_spans_are_provis
             "2 spans waiting: 2 model calls, 0 tool calls, 240 tokens in, 60 out")
         assert await low_contrast(page) == []
         await seen.screenshot("running-now-otlp")
+        await seen.docs_screenshot("inspector-running")
 
         send(workshop, estimator)
         await expect(row.first.locator(".status")).to_have_text("done")
