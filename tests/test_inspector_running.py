@@ -4,10 +4,14 @@ stays open; when it ends, the page shows its end from the subscription, with no 
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
+
 import httpx
 from playwright.async_api import expect
 
 from agentlog_kit import Kit
+from permissions.tokens import issue_token
 from tests.browser import low_contrast, visit
 from tests.frameworks import Workshop
 from tests.otlp_spans import agent, chat, export, marker, new_span_id, new_trace_id
@@ -126,3 +130,20 @@ async def test_a_requester_sees_her_running_work_and_no_waiting_spans(client, br
         page = await seen.open("/inspect", shop.noor)
         await expect(page.get_by_test_id("running-trace")).to_have_count(1)
         assert seen.elsewhere == [] and seen.problems == []
+
+
+async def test_the_page_says_it_is_no_longer_live_once_the_token_expires(client, browser, servers):
+    origin = servers[0].url
+    shop = Shop(client)
+    await shop.setup()
+    short = issue_token("noor", shop.tenant, roles=["Manager", "Auditor"], name="Noor", ttl=timedelta(seconds=4))
+    async with visit(browser, origin) as seen:
+        page = await seen.open("/inspect", short)
+        await expect(page.get_by_test_id("live-state")).to_have_text("live")
+        await asyncio.sleep(5)
+        with Kit(origin, shop.kit) as kit, kit.task("Estimator", "EstimateRepair", about="Ticket T-8"):
+            pass
+        await expect(page.get_by_test_id("live-state")).to_have_text(
+            "Not live: your token expired. Reload with a fresh token.")
+        await expect(page.get_by_test_id("nothing-running")).to_have_count(0)
+        await seen.screenshot("running-now-expired")

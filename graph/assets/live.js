@@ -14,30 +14,54 @@ const listeners = new Set();
 const watchers = new Set();
 let state = { live: false, problem: null };
 let client = null;
+let open = false;
 
 function tell(next) {
   state = next;
   for (const watch of watchers) watch(state);
 }
 
-// Why the feed stopped, in words: the close codes and error codes docs/events.md names.
+const REFUSED = "Not live: your token was refused. Reload with a fresh token.";
+const EXPIRED = "Not live: your token expired. Reload with a fresh token.";
+const LOST = "Not live: the connection to the server was lost. Trying again…";
+
+// Why the feed stopped, in words: the close code and error codes docs/events.md names.
 function problemOf(failure) {
-  if (failure && failure.code === 4403) return "Not live: your token was refused. Reload with a fresh token.";
+  if (failure && failure.code === 4403) return REFUSED;
   const error = Array.isArray(failure) ? failure[0] : failure;
-  const code = error && error.extensions && error.extensions.code;
-  if (code === "UNAUTHENTICATED") return "Not live: your token expired. Reload with a fresh token.";
-  return "Not live: the connection to the server was lost. Trying again…";
+  return error && error.extensions && error.extensions.code === "UNAUTHENTICATED" ? EXPIRED : LOST;
 }
 
+// A subscription the server ended (the feed lost, the subscriber fallen behind: told as errors in its last result,
+// then complete) is made again; one ended for the token is not.
 function subscribe() {
+  let errors = null;
+  const ended = (failure) => {
+    const problem = problemOf(failure);
+    tell({ live: false, problem });
+    if (problem === LOST) setTimeout(again, AGAIN_MS);
+  };
   client.subscribe({ query: EVENTS }, {
-    next: ({ data }) => { if (data) for (const listen of listeners) listen(data.taskEvents); },
-    error: (failure) => {
-      tell({ live: false, problem: problemOf(failure) });
-      if (!/token/.test(state.problem)) setTimeout(subscribe, AGAIN_MS);
+    next: (result) => {
+      if (result.errors && result.errors.length) errors = result.errors;
+      else if (result.data) for (const listen of listeners) listen(result.data.taskEvents);
     },
-    complete: () => {},
+    error: ended,
+    complete: () => ended(errors),
   });
+}
+
+// Events may have been missed in the gap: every listener reads anew (told as `null`).
+function readAnew() {
+  for (const listen of listeners) listen(null);
+}
+
+function again() {
+  subscribe();
+  if (open) {
+    tell({ live: true, problem: null });
+    readAnew();
+  }
 }
 
 function start() {
@@ -50,12 +74,15 @@ function start() {
     shouldRetry: (closed) => !(closed && closed.code === 4403),
     connectionParams: () => ({ Authorization: `Bearer ${token.get()}` }),
     on: {
-      // After a gap, events may have been missed: every listener reads anew (told as `null`).
       connected: () => {
+        open = true;
         tell({ live: true, problem: null });
-        for (const listen of listeners) listen(null);
+        readAnew();
       },
-      closed: (closed) => tell({ live: false, problem: problemOf(closed) }),
+      closed: (closed) => {
+        open = false;
+        tell({ live: false, problem: problemOf(closed) });
+      },
     },
   });
   subscribe();

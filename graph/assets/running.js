@@ -74,7 +74,8 @@ export function RunningNow({ onEvent = () => {} }) {
   useTick();
 
   useEffect(() => {
-    const timer = setTimeout(() => runningTasks().then(setRunning, (e) => setProblem(e.message)), asked ? SETTLE_MS : 0);
+    const timer = setTimeout(() => runningTasks().then((found) => { setRunning(found); setProblem(null); },
+      (e) => setProblem(e.message)), asked ? SETTLE_MS : 0);
     return () => clearTimeout(timer);
   }, [asked]);
   const shown = useRef(0);
@@ -106,7 +107,7 @@ export function RunningNow({ onEvent = () => {} }) {
     ${problem && html`<p class="problem" role="alert">${problem}</p>`}
     ${running === null ? html`<p class="loading">Reading what is running…</p>`
       : tasks.length === 0 && ended.length === 0 && waiting.length === 0
-        ? html`<p class="empty" data-testid="nothing-running">Nothing you may see is running.</p>`
+        ? !problem && html`<p class="empty" data-testid="nothing-running">Nothing you may see is running.</p>`
         : html`<table class="tasks">
             <caption>${tasks.length === 0 ? "Nothing is running now" : `${plural(running.total, "task", "tasks")} running`}${
               running.total > tasks.length + ended.length ? ` (the newest ${count.format(tasks.length)} shown)` : ""}${
