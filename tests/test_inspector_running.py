@@ -147,3 +147,31 @@ async def test_the_page_says_it_is_no_longer_live_once_the_token_expires(client,
             "Not live: your token expired. Reload with a fresh token.")
         await expect(page.get_by_test_id("nothing-running")).to_have_count(0)
         await seen.screenshot("running-now-expired")
+
+
+async def test_a_running_tasks_page_shows_new_steps_and_its_end_without_a_reload(client, browser, servers):
+    origin = servers[0].url
+    shop = Shop(client)
+    await shop.setup()
+    async with visit(browser, origin) as seen:
+        with Kit(origin, shop.kit, batch_lines=1) as kit:
+            with kit.task("Estimator", "EstimateRepair", requester={"id": "mia", "name": "Mia"},
+                          about="Ticket T-7") as t:
+                page = await seen.open(f"/inspect/{t.id}", shop.noor)
+                steps = page.get_by_test_id("step")
+                await expect(steps).to_have_count(1)
+                await expect(page.locator(".facts .status")).to_have_text("running")
+                await page.evaluate("window.stillThisPage = true")
+                t.model_call("Everyday", input_tokens=120, output_tokens=30, cost_micros=300)
+                await expect(steps).to_have_count(2)
+                await expect(steps.nth(1)).to_contain_text("Everyday")
+                await seen.screenshot("running-task-page")
+        await expect(page.locator(".facts .status")).to_have_text("done")
+        await expect(steps).to_have_count(3)
+        await expect(page.get_by_test_id("verify-badge")).to_contain_text("3 lines checked")
+        await expect(page.get_by_role("button", name="Stop this work")).to_have_count(0)
+        took = await page.locator(".facts dt:text-is('Took') + dd").inner_text()
+        await expect(page.get_by_test_id("waterfall")).to_contain_text(f"2 bars over {took}")
+        await not_reloaded(page)
+        await seen.screenshot("running-task-page-ended")
+        assert seen.elsewhere == [] and seen.problems == []
