@@ -102,15 +102,17 @@ export function RunningNow({ onEvent = () => {} }) {
   const endedIds = new Set(ended.map((t) => t.id));
   const tasks = running ? running.tasks.filter((t) => !endedIds.has(t.id)) : [];
   const waiting = traces ? traces.traces : [];
+  const quiet = tasks.length === 0 && ended.length === 0;
+  const counted = running ? running.total - (running.tasks.length - tasks.length) : 0;
   return html`<section class="running" aria-labelledby="running-now" data-testid="running-now">
     <h2 id="running-now">Running now <${LiveState} /></h2>
     ${problem && html`<p class="problem" role="alert">${problem}</p>`}
     ${running === null ? html`<p class="loading">Reading what is running…</p>`
-      : tasks.length === 0 && ended.length === 0 && waiting.length === 0
-        ? !problem && html`<p class="empty" data-testid="nothing-running">Nothing you may see is running.</p>`
+      : quiet ? !problem && html`<p class="empty" data-testid="nothing-running">${waiting.length
+        ? "No task you may see is running." : "Nothing you may see is running."}</p>`
         : html`<table class="tasks">
-            <caption>${tasks.length === 0 ? "Nothing is running now" : `${plural(running.total, "task", "tasks")} running`}${
-              running.total > tasks.length + ended.length ? ` (the newest ${count.format(tasks.length)} shown)` : ""}${
+            <caption>${tasks.length === 0 ? "Nothing is running now" : `${plural(counted, "task", "tasks")} running`}${
+              counted > tasks.length ? ` (the newest ${count.format(tasks.length)} shown)` : ""}${
               ended.length ? `; ${plural(ended.length, "task", "tasks")} ended while you watched` : ""}</caption>
             <thead><tr><th scope="col">Started</th><th scope="col">Agent · skill</th><th scope="col">About</th>
               <th scope="col">Status</th><th scope="col">Time</th><th scope="col">Spent</th></tr></thead>
