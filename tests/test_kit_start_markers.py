@@ -1,7 +1,8 @@
 """`agentlog_kit.otel.StartMarkers` beside the exporter a framework already uses, against a running `agentlog
 serve`: while an agent runs, its task reads RUNNING with the lines of what it has done so far; once it ends, it is
-one task, ended, as without markers. Plain OpenTelemetry SDK spans, and the OpenAI Agents SDK traced by
-OpenInference against a fake OpenAI on loopback."""
+one task, ended, as without markers. Plain OpenTelemetry SDK spans, a Pydantic AI agent with its own
+instrumentation and its TestModel, and the OpenAI Agents SDK traced by OpenInference against a fake OpenAI on
+loopback."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ from typing import Any
 from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, function_tool
 from openai import AsyncOpenAI
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+from pydantic_ai import Agent as PydanticAgent
+from pydantic_ai.capabilities import Instrumentation
+from pydantic_ai.models.instrumented import InstrumentationSettings
+from pydantic_ai.models.test import TestModel
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -78,6 +83,40 @@ def test_plain_sdk_agents_are_running_tasks_with_their_lines_while_they_run(serv
     tree = workshop.tree()
     assert [(t.agent, t.status) for t in tree.tasks] == [("Estimator", "DONE"), ("Stockist", "DONE")]
     assert [line["kind"] for line in tree.root.lines][-1] == "ENDED"
+    assert workshop.verify(tree.root.id)["intact"] is True
+
+
+def test_a_pydantic_ai_run_is_running_with_its_lines_while_it_runs_and_one_tree_once_done(servers):
+    """The tool waits until the test has read the running task: the agent is RUNNING, its first model call read."""
+    workshop = Workshop(servers[0])
+    provider = live(workshop)
+    estimator = PydanticAgent(TestModel(custom_output_text="Two pads in stock.", model_name="estimator-test"),
+                              name="Estimator", instructions="You check the stock.",
+                              capabilities=[Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))])
+    seen: list[list[dict]] = []
+
+    @estimator.tool_plain
+    def stock_of(item: str) -> str:
+        """How many of an item the shop has."""
+        seen.append(until(workshop, lambda ts: any(t["agent"] == "Estimator" and t["modelCalls"] for t in ts)))
+        return "two"
+
+    try:
+        assert estimator.run_sync("Any brake pads?").output == "Two pads in stock."
+        assert provider.force_flush(30_000)
+    finally:
+        provider.shutdown()
+
+    [[running_estimator]] = seen
+    assert running_estimator["status"] == "RUNNING"
+    assert [line["kind"] for line in running_estimator["trace"]] == ["STARTED", "MODEL_CALL"]
+    tree = workshop.tree()
+    assert [(t.agent, t.status) for t in tree.tasks] == [("Estimator", "DONE")]
+    assert tree.root.id == running_estimator["id"]
+    assert [line["kind"] for line in tree.root.lines] == ["STARTED", "MODEL_CALL", "TOOL_CALL", "TOOL_RESULT",
+                                                          "MODEL_CALL", "ENDED"]
+    assert len(workshop.graphql(ALL)["tasks"]["edges"]) == 1
+    assert running(workshop) == []
     assert workshop.verify(tree.root.id)["intact"] is True
 
 

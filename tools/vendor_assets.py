@@ -31,6 +31,7 @@ FILES = {
     "graphiql.min.css": ("graphiql@3.8.3", "package/graphiql.min.css"),
     "uPlot.esm.js": ("uplot@1.6.32", "package/dist/uPlot.esm.js"),
     "uPlot.min.css": ("uplot@1.6.32", "package/dist/uPlot.min.css"),
+    "graphql-ws.min.js": ("graphql-ws@6.4.2", "package/umd/graphql-ws.min.js"),
 }
 
 
@@ -47,6 +48,7 @@ def fetch(spec: str, into: Path) -> tuple[Path, str]:
 
 
 LICENCE = "package/LICENSE"
+LICENCES = {"graphql-ws@6.4.2": "package/LICENSE.md"}
 
 
 def licence_file(spec: str) -> str:
@@ -57,7 +59,7 @@ def from_registry() -> dict[str, tuple[bytes, dict]]:
     files: dict[str, tuple[bytes, dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tarballs = {spec: fetch(spec, Path(tmp)) for spec in sorted({spec for spec, _ in FILES.values()})}
-        members = {**FILES, **{licence_file(spec): (spec, LICENCE) for spec in tarballs}}
+        members = {**FILES, **{licence_file(spec): (spec, LICENCES.get(spec, LICENCE)) for spec in tarballs}}
         for name, (spec, member) in members.items():
             tarball, integrity = tarballs[spec]
             with tarfile.open(tarball) as tar:

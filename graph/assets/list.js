@@ -1,11 +1,14 @@
 // /inspect: the pieces of work the viewer can see (root tasks; sub-tasks too when asked), newest first (or in another
 // order), a page at a time, with a search box and the filters of `tasks`.
+// It is read again when a task event is heard, so a status shown here changes as the work runs and ends.
 // The filters live in the address (a plain GET form), so a filtered list can be bookmarked and shared.
 import { h } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import htm from "htm";
 import { ORDERS, filterFields, taskList } from "./queries.js";
 import { Budget, Status, Time, Words, duration } from "./format.js";
+import { RunningNow } from "./running.js";
+import { useTick } from "./live.js";
 
 const html = htm.bind(h);
 const TEXT = ["search", "agent", "skill", "requester", "session"];
@@ -13,6 +16,7 @@ const SHOWN = new Set([...TEXT, "status", "startedAfter", "startedBefore", "orde
 const STATUSES = ["RUNNING", "DONE", "FAILED", "STOPPED"];
 const ORDER_WORDS = { STARTED_AT_DESC: "Newest first", STARTED_AT_ASC: "Oldest first", ENDED_AT_DESC: "Most recently ended" };
 const count = new Intl.NumberFormat(undefined);
+const SETTLE_MS = 150;
 
 function filterFromAddress(params, known) {
   const filter = {};
@@ -79,8 +83,10 @@ function BySession({ edges }) {
 export function TaskList() {
   const params = new URLSearchParams(location.search);
   const [state, setState] = useState({ loading: true, known: new Set() });
+  const [heard, setHeard] = useState(0);
+  useTick();
   useEffect(() => {
-    (async () => {
+    const timer = setTimeout(async () => {
       try {
         const known = await filterFields();
         const filter = filterFromAddress(params, known);
@@ -92,8 +98,9 @@ export function TaskList() {
       } catch (error) {
         setState({ known: new Set(), error: error.message });
       }
-    })();
-  }, []);
+    }, heard ? SETTLE_MS : 0);
+    return () => clearTimeout(timer);
+  }, [heard]);
 
   const next = new URLSearchParams(params);
   if (state.page) next.set("after", state.page.pageInfo.endCursor || "");
@@ -105,6 +112,8 @@ export function TaskList() {
   const what = params.get("all") ? ["task", "tasks"] : ["piece of work", "pieces of work"];
   return html`<main>
     <h1>Tasks</h1>
+    <${RunningNow} onEvent=${() => setHeard((n) => n + 1)} />
+    <h2>All work</h2>
     <${Filters} params=${params} known=${state.known} />
     ${state.loading && html`<p class="loading">Loading tasks…</p>`}
     ${state.error && html`<p class="problem" role="alert">${state.error}</p>`}

@@ -205,3 +205,38 @@ export async function runBefore(task) {
   );
   return data.tasks.edges.length ? data.tasks.edges[0].node.id : null;
 }
+
+const RUNNING_TASKS = 50;
+const RUNNING_TRACES = 20;
+
+// The running tasks the viewer may see (sub-tasks too, each with its parent), newest first, with what each has
+// spent so far.
+export async function runningTasks() {
+  const data = await graphql(
+    `query($first: Int!) {
+      tasks(filter: { status: RUNNING }, first: $first, orderBy: STARTED_AT_DESC) {
+        totalCount
+        edges { node { ${NODE} depth modelCalls toolCalls parent { id agent skill }
+          cost { allInMicros allInInputTokens allInOutputTokens } } }
+      }
+    }`,
+    { first: RUNNING_TASKS },
+  );
+  return { tasks: data.tasks.edges.map((e) => e.node), total: data.tasks.totalCount };
+}
+
+// The traces whose spans wait to be placed: provisional, not in the record; none for a viewer the tenant's policies
+// do not let read them.
+export async function waitingTraces() {
+  const data = await graphql(
+    `query($first: Int!) {
+      runningTraces(first: $first) {
+        totalCount
+        edges { node { traceId firstSeenAt lastSeenAt spanCount modelCalls toolCalls inputTokens outputTokens
+          spans(first: 200) { kind agent name } } }
+      }
+    }`,
+    { first: RUNNING_TRACES },
+  );
+  return { traces: data.runningTraces.edges.map((e) => e.node), total: data.runningTraces.totalCount };
+}

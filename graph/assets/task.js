@@ -11,8 +11,11 @@ import { Timeline } from "./timeline.js";
 import { Answering } from "./answer.js";
 import { BudgetMeter, StopWork } from "./stop.js";
 import { Waterfall } from "./waterfall.js";
+import { useTaskEvents } from "./live.js";
 
 const html = htm.bind(h);
+const NEW_STEPS_MS = 2000;
+const ENDS = new Set(["AgentTaskFinished", "AgentTaskFailed", "AgentTaskStopped"]);
 
 function Badge({ check, onGoTo }) {
   if (check.intact) {
@@ -90,6 +93,21 @@ export function TaskPage({ id, viewer }) {
     costs([id]).then((found) => setTask((now) => ({ ...now, cost: found[id] })), failed);
     verifyOf(id).then(setCheck, failed);
   };
+  // While the task runs, the steps written since the last read are read every 2 s (a line tells no event); when
+  // the subscription says it ended, its receipt, cost, badge and last steps are read again.
+  const more = () => {
+    const now = list.current;
+    if (now && now.done && !now.busy) { now.done = false; page(); }
+  };
+  useEffect(() => {
+    if (!task || task.status !== "RUNNING") return undefined;
+    const timer = setInterval(() => { if (document.visibilityState === "visible") more(); }, NEW_STEPS_MS);
+    return () => clearInterval(timer);
+  }, [task && task.status]);
+  useTaskEvents((heard) => {
+    if (!heard || heard.task.id !== id || !ENDS.has(heard.event)) return;
+    taskPage(id).then((found) => { setTask(found); afterTree(); more(); }, failed);
+  });
   useEffect(() => {
     list.current = { whole, steps: [], done: false, busy: null };
     setSteps(null);
@@ -137,7 +155,7 @@ export function TaskPage({ id, viewer }) {
     <section aria-labelledby="waterfall-title">
       <h2 id="waterfall-title">Where the time went</h2>
       <p><a href=${`/inspect/compare?a=${task.id}`} data-testid="compare-link">Compare with the run before it</a></p>
-      <${Waterfall} id=${task.id} />
+      <${Waterfall} key=${task.status} id=${task.id} />
     </section>
     <section aria-labelledby="steps-title">
       <h2 id="steps-title">${whole ? "Steps of the whole tree" : "Steps"}${counted}</h2>
@@ -154,7 +172,7 @@ export function TaskPage({ id, viewer }) {
     </section>
     <section aria-labelledby="transcript-title">
       <h2 id="transcript-title">Transcript</h2>
-      <${Transcript} id=${task.id} viewer=${viewer} />
+      <${Transcript} key=${task.status} id=${task.id} viewer=${viewer} />
     </section>
   </main>`;
 }
