@@ -4,13 +4,13 @@ its own spans are stored; and every pass sends the same statements, however larg
 
 import pytest
 
-from models import AgentTask, LlmCall, OtlpSpan, TraceEvent
+from models import LlmCall, OtlpSpan, TraceEvent
 from models.record.vocabulary import LineKind
 from resolvers.otlp.ingest import place_later, take_export
 from resolvers.otlp.sweep import sweep
 from resolvers.read.verify import verify_tree
 from tests.otlp_spans import agent, chat, export, new_trace_id, tool
-from tests.shop import Shop
+from tests.shop import Shop, work
 from tests.statements import counted
 from tests.test_otlp_ingest import post
 
@@ -33,7 +33,7 @@ def leads_then_root(leads: int, helpers: int):
 
 
 async def assert_placed_whole_once_and_in_order(tenant: str, leads: int, helpers: int) -> None:
-    tasks = {task.id: task for task in await AgentTask.filter(tenant=tenant)}
+    tasks = {task.id: task for task in await work(tenant)}
     names = sorted(task.agent for task in tasks.values())
     assert names == sorted(["Estimator", *(f"Lead{n}" for n in range(leads)),
                             *(f"Helper{n}.{m}" for n in range(leads) for m in range(helpers))])
@@ -80,7 +80,7 @@ async def test_the_export_that_completes_a_large_trace_is_answered_once_its_own_
     taken = await take_export(shop.tenant, last)
 
     assert taken.taken == 1 and taken.later
-    assert await AgentTask.filter(tenant=shop.tenant, agent="Estimator").count() == 1
+    assert await work(shop.tenant).filter(agent="Estimator").count() == 1
     still = await OtlpSpan.filter(tenant=shop.tenant).count()
     assert 0 < still < waiting
     await place_later(taken.later)
