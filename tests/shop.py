@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from models import AgentTask
+from models import AgentTask, TraceEvent
 from models.ledger import ledger_id
 from permissions.tokens import issue_token
 
@@ -34,6 +34,11 @@ LINE_FIELDS = """
 def work(tenant: str) -> Any:
     """The tenant's tasks but its ledger, which is no agent's work."""
     return AgentTask.filter(tenant=tenant).exclude(id=ledger_id(tenant))
+
+
+def work_lines(tenant: str) -> Any:
+    """The lines of the tenant's work, but its ledger's."""
+    return TraceEvent.filter(tenant=tenant).exclude(root_id=ledger_id(tenant))
 
 
 class GraphQLFailed(AssertionError):

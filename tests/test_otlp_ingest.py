@@ -14,7 +14,7 @@ from models import OtlpPlacedSpan, OtlpSpan, TraceEvent
 from resolvers.otlp.ingest import take_export
 from resolvers.otlp.sweep import sweep
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span, tool
-from tests.shop import LINE_FIELDS, Shop, work
+from tests.shop import LINE_FIELDS, Shop, work, work_lines
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 TREE = f"""
@@ -422,7 +422,7 @@ async def test_an_export_that_cannot_be_placed_is_kept_and_placed_by_the_sweeps_
         response = await post(shop, export(lookup, helper, call, parts, root))
 
     assert response.status_code == 200
-    assert await roots(shop) == [] and await TraceEvent.filter(tenant=shop.tenant).count() == 0
+    assert await roots(shop) == [] and await work_lines(shop.tenant).count() == 0
     assert await OtlpSpan.filter(tenant=shop.tenant).count() == 5
     await sweep()
     [task] = await roots(shop)

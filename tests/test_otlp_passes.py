@@ -10,7 +10,7 @@ from resolvers.otlp.ingest import place_later, take_export
 from resolvers.otlp.sweep import sweep
 from resolvers.read.verify import verify_tree
 from tests.otlp_spans import agent, chat, export, new_trace_id, tool
-from tests.shop import Shop, work
+from tests.shop import Shop, work, work_lines
 from tests.statements import counted
 from tests.test_otlp_ingest import post
 
@@ -42,7 +42,7 @@ async def assert_placed_whole_once_and_in_order(tenant: str, leads: int, helpers
     assert await OtlpSpan.filter(tenant=tenant).count() == 0
     [root] = [task for task in tasks.values() if task.depth == 0]
     assert (await verify_tree(root)).intact
-    lines = await TraceEvent.filter(tenant=tenant).order_by("seq")
+    lines = await work_lines(tenant).order_by("seq")
     assert [line.seq for line in lines] == list(range(1, root.chain_length + 1))
     started = {line.task_id: line.seq for line in lines if line.kind == LineKind.STARTED}
     for task in tasks.values():
