@@ -2,8 +2,7 @@
 
 `holdWork` and `releaseHold` each change the tree's `work_hold` row and append a HELD or RELEASED line to its
 root's record, naming who and why, and a line of the tenant's ledger, in one transaction through the write path
-(`change_hold`); erasure asks
-`refuse_held` under the tree's lock.
+(`change_hold`); erasure asks `refuse_held` under the tree's lock.
 """
 
 from __future__ import annotations
