@@ -120,9 +120,9 @@ class Parts:
     def __init__(self, lines: Iterable[bytes]) -> None:
         self.lines = iter(lines)
         self.at = 0
-        self.next: bytes | None = self._read()
+        self.next: bytes | None = self.read()
 
-    def _read(self) -> bytes | None:
+    def read(self) -> bytes | None:
         for raw in self.lines:
             self.at += 1
             if raw.strip():
@@ -131,7 +131,7 @@ class Parts:
 
     def body(self) -> Iterator[bytes]:
         while True:
-            raw = self._read()
+            raw = self.read()
             if raw is None or raw.startswith(PART):
                 self.next = raw
                 return
@@ -159,7 +159,7 @@ def check_bundle(lines: Iterable[bytes], verifier: Verifier | None = None) -> Bu
     except Malformed as bad:
         out.faults.append(BundleFault(None, 1, str(bad)))
         return out
-    parts.next = parts._read()
+    parts.next = parts.read()
     seen: list[tuple[str, str]] = []
     while parts.next is not None:
         at = parts.at
