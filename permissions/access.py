@@ -15,6 +15,7 @@ from enum import Enum
 from functools import cache, lru_cache
 
 from models import AgentHelp, AgentTask, RegisteredAgent
+from models.ledger import ledger_id
 from models.rows.policies import CAPABILITIES, capability_roles, hold_roles
 from permissions.groups import Group
 from permissions.principal import Principal
@@ -24,6 +25,7 @@ from permissions.table import (
     ERASURE_LOG_READERS,
     EVERY_READER_READS,
     HELP_OUTSIDE_WORK,
+    LEDGER_READERS,
     READS,
     RUNNING_TRACE_READERS,
     TABLE_GROUPS,
@@ -39,6 +41,7 @@ GUARDED_GROUPS: tuple[Group, ...] = tuple(group for group in Group if group not 
 TEXT = frozenset({Group.WORDS, Group.SENTENCES})
 ERASERS_NAMED = ", ".join(sorted(reader.value for reader in ERASERS))
 ERASURE_LOG_READERS_NAMED = ", ".join(sorted(reader.value for reader in ERASURE_LOG_READERS))
+LEDGER_READERS_NAMED = ", ".join(sorted(reader.value for reader in LEDGER_READERS))
 
 
 def may_read(groups: frozenset[Group], group: Group | None) -> bool:
@@ -78,13 +81,14 @@ class ListScope:
 
     `asker` bounds the list to the trees under the tasks that person asked for (None: the whole tenant). `words` is
     where the caller reads words and sentences, so where a search may match: "all", "asked" (the trees under the
-    tasks they asked for) or None (nowhere).
+    tasks they asked for) or None (nowhere). `ledger`: whether the list holds the tenant's ledger.
     """
 
     tenant: str
     sub: str
     asker: str | None
     words: str | None
+    ledger: bool = False
 
 
 def ancestor_ids(path: str) -> list[uuid.UUID]:
@@ -158,10 +162,11 @@ class Access:
             return None
         standing = await self.standing()
         if standing:
+            ledger = bool(LEDGER_READERS & standing)
             if TEXT <= groups_of(standing):
-                return ListScope(p.tenant, p.sub, None, "all")
+                return ListScope(p.tenant, p.sub, None, "all", ledger)
             asked = self.is_person() and TEXT <= READS[Reader.REQUESTER]
-            return ListScope(p.tenant, p.sub, None, "asked" if asked else None)
+            return ListScope(p.tenant, p.sub, None, "asked" if asked else None, ledger)
         if p.kit:
             return None
         return ListScope(p.tenant, p.sub, p.sub, "asked")
@@ -203,7 +208,20 @@ class Access:
         return None
 
     async def task_groups(self, rows: list[AgentTask]) -> dict[uuid.UUID, frozenset[Group]]:
-        """The field groups the caller reads on each task; an empty set means the task does not exist for them."""
+        """The field groups the caller reads on each task; an empty set means the task does not exist for them.
+        The tenant's ledger is read by its readers alone (LEDGER_READERS), whatever else the caller reads."""
+        found = await self._task_groups(rows)
+        if self.tenant is not None:
+            ledger = ledger_id(self.tenant)
+            for row in rows:
+                if row.id == ledger:
+                    found[row.id] = await self.ledger_groups()
+        return found
+
+    async def ledger_groups(self) -> frozenset[Group]:
+        return groups_of(LEDGER_READERS & await self.standing())
+
+    async def _task_groups(self, rows: list[AgentTask]) -> dict[uuid.UUID, frozenset[Group]]:
         same = await self.same_groups()
         if same is not None:
             return {row.id: same if row.tenant == self.tenant else NOTHING for row in rows}

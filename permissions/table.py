@@ -55,6 +55,7 @@ CAPABILITY_READERS: dict[str, Reader] = {
 
 ERASERS = frozenset({Reader.ERASES})
 ERASURE_LOG_READERS = frozenset({Reader.AUDITS, Reader.ERASES})
+LEDGER_READERS = frozenset({Reader.AUDITS})
 RUNNING_TRACE_READERS = frozenset({Reader.SUPERVISES, Reader.AUDITS, Reader.READS_ALL, Reader.KIT})
 
 EVERY_READER_READS: frozenset[Group] = frozenset.intersection(

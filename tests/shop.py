@@ -8,6 +8,8 @@ from typing import Any
 
 import httpx
 
+from models import AgentTask, TraceEvent
+from models.ledger import ledger_id
 from permissions.tokens import issue_token
 
 ROLES = {
@@ -27,6 +29,16 @@ LINE_FIELDS = """
   seq kind summary payload contentAccess model routeRule attempts costMicros tool toolCallId isError durationMs
   inputTokens outputTokens summarySalt payloadSalt summaryHash payloadHash prevHash hash erasedAt contentErasedAt
 """
+
+
+def work(tenant: str) -> Any:
+    """The tenant's tasks but its ledger, which is no agent's work."""
+    return AgentTask.filter(tenant=tenant).exclude(id=ledger_id(tenant))
+
+
+def work_lines(tenant: str) -> Any:
+    """The lines of the tenant's work, but its ledger's."""
+    return TraceEvent.filter(tenant=tenant).exclude(root_id=ledger_id(tenant))
 
 
 class GraphQLFailed(AssertionError):

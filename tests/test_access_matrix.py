@@ -18,7 +18,7 @@ import orjson
 import pytest
 from graphql import GraphQLObjectType, get_named_type
 from graph.api.guard import group_of
-from permissions.table import HELP_OUTSIDE_WORK, READS, TABLE_GROUPS, Group, Reader, Table
+from permissions.table import HELP_OUTSIDE_WORK, LEDGER_READERS, READS, TABLE_GROUPS, Group, Reader, Table
 from tests.shop import ROLES, Client, Shop
 from tests.test_schema_groups import GUARDED_TYPES, SCHEMA
 
@@ -204,6 +204,23 @@ async def test_a_task_exists_for_a_reader_only_when_the_table_gives_them_a_group
     seen = bool(groups_for(reader))
     assert sorted(e["node"]["id"] for e in listed["tasks"]["edges"]) == (sorted([world.root, world.sub]) if seen else [])
     assert check == ({"intact": True} if seen else None)
+
+
+def ledger_query(group: Group) -> str:
+    return task_query(group).replace("query($id: ID!) { task(id: $id)", "query { ledger")
+
+
+@pytest.mark.parametrize("label,group", CASES, ids=[f"{label}-{group.value}" for label, group in CASES])
+async def test_the_ledger_is_read_by_its_readers_alone_as_the_table_says(world, label, group):
+    """The tenant's ledger (SPEC 9.3) is a task read by LEDGER_READERS only, whatever else a reader reads."""
+    reader, token = READERS[label]
+    allowed = groups_for(reader) if reader in LEDGER_READERS else frozenset()
+    full = await world.ask(ledger_query(group), "", world.everything)
+
+    observed = await world.ask(ledger_query(group), "", token(world.shop))
+
+    assert full is not None and full["lines"]
+    assert observed == expected_task(full, group, allowed)
 
 
 HELP_CASES = [(label, group) for label in HELP_READERS for group in TABLE_GROUPS]

@@ -8,10 +8,10 @@ import graphql
 import pytest
 
 import resolvers.write.lines
-from models import AgentHelp, AgentTask, LlmCall, TraceEvent
+from models import AgentHelp, AgentTask, LlmCall
 from permissions.tokens import issue_token
 from resolvers.write.checks import JSON_BYTES, LINE_CHARS
-from tests.shop import Shop
+from tests.shop import Shop, work, work_lines
 from tests.test_every_mutation_guarded import ERASURES, HOLDS, REVIEWS, SCHEMA
 
 CALL = "mutation($input: ModelCallInput!) { recordModelCall(input: $input) { seq } }"
@@ -33,8 +33,8 @@ async def running(client) -> tuple[Shop, str]:
 
 async def footprint(shop: Shop) -> tuple[int, int, int, int]:
     return (
-        await AgentTask.filter(tenant=shop.tenant).count(),
-        await TraceEvent.filter(tenant=shop.tenant).count(),
+        await work(shop.tenant).count(),
+        await work_lines(shop.tenant).count(),
         await LlmCall.filter(tenant=shop.tenant).count(),
         await AgentHelp.filter(tenant=shop.tenant).count(),
     )

@@ -9,8 +9,7 @@ import httpx
 import pytest
 
 from graph.app import create_app
-from models import AgentTask
-from tests.shop import Client, Shop
+from tests.shop import Client, Shop, work
 
 LIMIT = 4096
 START = "mutation($input: StartTaskInput!) { startTask(input: $input) { id } }"
@@ -48,7 +47,7 @@ async def test_a_declared_body_over_the_limit_is_refused_and_nothing_is_written(
     response = await small.http.post("/graphql", content=body, headers=headers(shop))
 
     too_large(response)
-    assert not await AgentTask.filter(tenant=shop.tenant).exists()
+    assert not await work(shop.tenant).exists()
 
 
 async def test_a_body_within_the_limit_is_served(small):
@@ -76,7 +75,7 @@ async def test_a_streamed_body_over_the_limit_is_cut_off_and_nothing_is_written(
 
     assert "content-length" not in response.request.headers
     too_large(response)
-    assert not await AgentTask.filter(tenant=shop.tenant).exists()
+    assert not await work(shop.tenant).exists()
 
 
 async def test_a_body_that_never_ends_is_cut_off_at_the_limit(small):

@@ -44,7 +44,10 @@ def _spec_hash(v: dict, prev: str) -> str:
     ).hexdigest()
 
 
-@pytest.mark.parametrize("vector", VECTORS["lines"], ids=lambda v: v["input"]["kind"])
+LEDGER = VECTORS["ledger"]
+
+
+@pytest.mark.parametrize("vector", VECTORS["lines"] + LEDGER["lines"], ids=lambda v: f"{v['input']['kind']}-{v['input']['task'][:4]}")
 def test_each_vector_hashes_to_its_pinned_value(vector):
     v, expected = vector["input"], vector["expected"]
     line = _line(v, expected)
@@ -94,8 +97,7 @@ def _exported(v: dict, expected: dict) -> dict:
     return line
 
 
-def _export(lines: list[dict]) -> list[bytes]:
-    head = VECTORS["head"]
+def _export(lines: list[dict], head: dict = VECTORS["head"]) -> list[bytes]:
     header = {"format": FORMAT, "root": lines[0]["task"], "tenant": "shop", "chainLength": head["chainLength"],
               "chainHead": head["chainHead"], "checkpoint": None, "exportedAt": "2026-11-30T10:00:00.000000Z"}
     return [orjson.dumps(header), *(orjson.dumps(line) for line in lines)]
@@ -154,3 +156,34 @@ def test_a_change_to_a_reviewed_held_or_released_line_gives_the_same_reason_onli
     online, offline = _both_ways(change, at)
 
     assert online == offline == (at + 1, reason)
+
+
+def test_a_ledger_line_verifies_in_its_own_chain_online_and_offline():
+    """The tenant's ledger (SPEC 9.3): a CONFIG_CHANGED line after its root's STARTED line, sealed as any line."""
+    lines = [_line(vec["input"], vec["expected"]) for vec in LEDGER["lines"]]
+    exported = [_exported(vec["input"], vec["expected"]) for vec in LEDGER["lines"]]
+
+    assert [line.kind for line in lines] == ["STARTED", "CONFIG_CHANGED"]
+    online = check_chain(lines, LEDGER["head"]["chainLength"], LEDGER["head"]["chainHead"], lines[0].task)
+    offline = check_export(_export(exported, LEDGER["head"]))
+    assert (online.intact, online.lines) == (offline.intact, offline.lines) == (True, 2)
+    assert '"retentionBasis":"Mia' in lines[1].payload
+
+
+@pytest.mark.parametrize("change, reason", [
+    ({"summary": "The kit agent-kit changed nothing."}, "SUMMARY_HASH"),
+    ({"payload": '{"change":"definePolicies"}'}, "PAYLOAD_HASH"),
+    ({"kind": "REVIEWED"}, "LINE_HASH"),
+    ({"prevHash": "0" * 64}, "LINK"),
+], ids=["sentence", "content", "kind", "link"])
+def test_a_change_to_a_ledger_line_gives_the_same_reason_online_and_offline(change, reason):
+    vec = LEDGER["lines"][1]
+    lines = [_line(LEDGER["lines"][0]["input"], LEDGER["lines"][0]["expected"]),
+             _line({**vec["input"], **change}, {**vec["expected"], **change})]
+    exported = [_exported(v["input"], v["expected"]) for v in LEDGER["lines"]]
+    exported[1].update(change)
+
+    online = check_chain(lines, LEDGER["head"]["chainLength"], LEDGER["head"]["chainHead"], lines[0].task)
+    offline = check_export(_export(exported, LEDGER["head"]))
+
+    assert (online.broken_at, online.reason) == (offline.seq, offline.reason) == (2, reason)

@@ -33,15 +33,15 @@ def line(task: uuid.UUID, seq: int, at: datetime) -> TraceEvent:
     )
 
 
-async def long_tree(tenant: str) -> AgentTask:
-    """A finished root with LINES lines, appended through the write path in batches."""
+async def long_tree(tenant: str, lines: int = LINES) -> AgentTask:
+    """A finished root with `lines` lines, appended through the write path in batches."""
     at, rid = datetime.now(timezone.utc), uuid.uuid4()
     root = await AgentTask.create(
         id=rid, tenant=tenant, agent="Estimator", skill="EstimateRepair", cause="REQUEST", actor_id="estimator",
         status="DONE", started_at=at, ended_at=at, root_id=rid, depth=0, sequence=1, path=str(rid),
     )
-    for start in range(1, LINES + 1, BATCH):
-        steps = [step_of(line(root.id, seq, at)) for seq in range(start, min(start + BATCH, LINES + 1))]
+    for start in range(1, lines + 1, BATCH):
+        steps = [step_of(line(root.id, seq, at)) for seq in range(start, min(start + BATCH, lines + 1))]
         async with in_transaction() as conn:
             await append_many(root, steps, conn)
     return root

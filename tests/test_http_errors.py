@@ -7,8 +7,7 @@ import pytest
 
 import graph.app
 import graph.api.schema
-from models import AgentTask
-from tests.shop import Shop
+from tests.shop import Shop, work
 
 START = 'mutation { startTask(input: {agent: "Estimator", skill: "EstimateRepair", actor: {id: "estimator"}}) { id } }'
 SUBSCRIPTION = "subscription { taskEvents { event } }"
@@ -68,7 +67,7 @@ async def test_a_mutation_sent_as_get_is_bad_input_and_writes_nothing(client):
                                      headers={"Accept": "application/json", "Authorization": f"Bearer {shop.kit}"})
 
     assert "GET" in refusal(response, 400, "BAD_INPUT")["message"]
-    assert not await AgentTask.filter(tenant=shop.tenant).exists()
+    assert not await work(shop.tenant).exists()
 
 
 async def test_an_operation_name_that_is_not_in_the_document_is_bad_input(client):

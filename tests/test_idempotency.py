@@ -1,7 +1,7 @@
 """A retried write with the same key returns the first answer and appends nothing."""
 
 from models import AgentTask, LlmCall
-from tests.shop import Shop
+from tests.shop import Shop, work
 
 CALL = "mutation($input: ModelCallInput!) { recordModelCall(input: $input) { seq hash costMicros } }"
 PRICE = "mutation($input: ModelPriceInput!) { setModelPrice(input: $input) { model effectiveFrom } }"
@@ -45,7 +45,7 @@ async def test_a_retried_start_returns_the_same_task(client):
     again = await shop.start(idempotencyKey="start-T-7")
 
     assert again["id"] == first["id"]
-    assert await AgentTask.filter(tenant=shop.tenant).count() == 1
+    assert await work(shop.tenant).count() == 1
 
 
 async def test_keys_belong_to_one_tenant(client):

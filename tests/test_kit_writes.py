@@ -2,8 +2,7 @@
 
 import hashlib
 
-from models import AgentTask
-from tests.shop import Shop
+from tests.shop import Shop, work
 
 POLICIES = "supervisesAgents auditsAgents teachesAgents readsAllAgentWork erasesAgentRecords"
 
@@ -41,7 +40,7 @@ async def test_a_sub_task_inherits_its_parents_session_unless_given_one(client):
     own = (await shop.start(parent=root, skill="Quote", session="chat-43"))["id"]
     below = (await shop.start(parent=inherited, skill="Stock"))["id"]
 
-    sessions = {t.id.hex: t.session for t in await AgentTask.filter(tenant=shop.tenant)}
+    sessions = {t.id.hex: t.session for t in await work(shop.tenant)}
     assert sessions[root.replace("-", "")] == "chat-42"
     assert sessions[inherited.replace("-", "")] == "chat-42"
     assert sessions[own.replace("-", "")] == "chat-43"

@@ -10,11 +10,11 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from tortoise.exceptions import OperationalError
 
-from models import AgentTask, OtlpPlacedSpan, OtlpSpan, TraceEvent
+from models import OtlpPlacedSpan, OtlpSpan, TraceEvent
 from resolvers.otlp.ingest import take_export
 from resolvers.otlp.sweep import sweep
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span, tool
-from tests.shop import LINE_FIELDS, Shop
+from tests.shop import LINE_FIELDS, Shop, work, work_lines
 
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
 TREE = f"""
@@ -167,7 +167,7 @@ async def test_the_same_span_twice_is_recorded_once_and_a_replayed_export_append
 
     [task] = await roots(shop)
     assert task["chainLength"] == 8 and task["modelCalls"] == 1
-    assert await AgentTask.filter(tenant=shop.tenant).count() == 2
+    assert await work(shop.tenant).count() == 2
     assert [await times_taken(shop.tenant, span.span_id.hex()) for span in spans] == [1] * len(spans)
 
 
@@ -289,7 +289,7 @@ async def test_hostile_bodies_answer_400_or_413_and_write_nothing(client, monkey
     assert bomb.status_code == 413 and too_big.status_code == 413
     assert await OtlpSpan.filter(tenant=shop.tenant).count() == 0
     assert await OtlpPlacedSpan.filter(tenant=shop.tenant).count() == 0
-    assert await AgentTask.filter(tenant=shop.tenant).count() == 0
+    assert await work(shop.tenant).count() == 0
 
 
 def _nested_any_value(depth: int) -> bytes:
@@ -422,7 +422,7 @@ async def test_an_export_that_cannot_be_placed_is_kept_and_placed_by_the_sweeps_
         response = await post(shop, export(lookup, helper, call, parts, root))
 
     assert response.status_code == 200
-    assert await roots(shop) == [] and await TraceEvent.filter(tenant=shop.tenant).count() == 0
+    assert await roots(shop) == [] and await work_lines(shop.tenant).count() == 0
     assert await OtlpSpan.filter(tenant=shop.tenant).count() == 5
     await sweep()
     [task] = await roots(shop)
@@ -527,7 +527,7 @@ async def test_spans_waiting_below_a_folded_span_are_placed_when_their_agent_com
 async def last_kinds(tenant: str) -> dict[str, tuple[str, str]]:
     """Each task's status and the kind of its record's last line, by task id."""
     ends = {}
-    for task in await AgentTask.filter(tenant=tenant):
+    for task in await work(tenant):
         last = await TraceEvent.filter(task_id=task.id).order_by("-seq").first()
         ends[str(task.id)] = (task.status, last.kind)
     return ends

@@ -11,7 +11,7 @@ from models import AgentTask, OtlpOpenTask, TraceEvent
 from resolvers.otlp import ingest
 from resolvers.otlp.sweep import sweep
 from tests.otlp_spans import agent, chat, export, marker, new_span_id, new_trace_id, span, tool
-from tests.shop import Shop
+from tests.shop import Shop, work
 from tests.test_otlp_ingest import post, roots
 
 
@@ -75,7 +75,7 @@ async def test_one_agent_is_one_task_however_its_marker_comes(client):
 
     [task] = await roots(shop)
     assert task["status"] == "DONE" and [c["agent"] for c in task["children"]] == ["Stockist"]
-    assert await AgentTask.filter(tenant=shop.tenant).count() == 2
+    assert await work(shop.tenant).count() == 2
     [child] = task["children"]
     assert await kinds(child["id"]) == ["STARTED", "MODEL_CALL", "ENDED"]
     assert (await shop.verify(task["id"]))["intact"] is True
@@ -162,7 +162,7 @@ async def test_a_marker_whose_span_never_comes_ends_failed_once_its_trace_is_qui
     assert (await shop.verify(task["id"]))["intact"] is True
 
     await post(shop, export(root))
-    assert await AgentTask.filter(tenant=shop.tenant).count() == 1
+    assert await work(shop.tenant).count() == 1
     assert await kinds(task["id"]) == ["STARTED", "MODEL_CALL", "ENDED"]
 
 
@@ -225,4 +225,4 @@ async def test_logfires_own_pending_spans_open_the_task_and_one_agent_is_one_tas
 
     [task] = await roots(shop)
     assert (task["agent"], task["status"], task["modelCalls"]) == ("Estimator", "DONE", 1)
-    assert await AgentTask.filter(tenant=shop.tenant).count() == 1
+    assert await work(shop.tenant).count() == 1

@@ -24,6 +24,7 @@ from models import AgentTask, LlmCall, OtlpOpenTask, OtlpSpan, TraceEvent
 from models.record.vocabulary import LineKind, TaskStatus
 from permissions.tokens import issue_token
 from resolvers.read.verify import verify_tree
+from tests.shop import work
 from tests.otlp_spans import agent, chat, export, marker, new_span_id, new_trace_id, tool
 from tests.servers import Server, start_server
 
@@ -134,7 +135,7 @@ async def recorded(tenant: str, scenario: Scenario, tag: str) -> list[int]:
         for n, drawn in enumerate(spans):
             name = f"{tag}{t}.{n}"
             if drawn.kind == "agent":
-                counts.append(await AgentTask.filter(tenant=tenant, agent=f"A{name}").exclude(skill=LATE).count())
+                counts.append(await work(tenant).filter(agent=f"A{name}").exclude(skill=LATE).count())
             elif drawn.kind == "llm":
                 counts.append(await LlmCall.filter(tenant=tenant, model=f"m{name}").count())
             else:
@@ -149,7 +150,7 @@ async def settled(tenant: str, scenario: Scenario, tag: str) -> list[int]:
     deadline = time.monotonic() + SETTLE_S
     while time.monotonic() < deadline:
         waiting = await OtlpSpan.filter(tenant=tenant).count()
-        running = await AgentTask.filter(tenant=tenant, status=TaskStatus.RUNNING).count()
+        running = await work(tenant).filter(status=TaskStatus.RUNNING).count()
         if not waiting and not running:
             break
         await asyncio.sleep(0.1)
@@ -188,8 +189,8 @@ async def test_every_acknowledged_span_is_recorded_exactly_once_and_every_chain_
         if unreported:
             root = await AgentTask.get(tenant=tenant, agent=f"A{tag}{t}.0", depth=0)
             assert (root.status, root.outcome) == (TaskStatus.FAILED, NEVER_REPORTED)
-    for root in await AgentTask.filter(tenant=tenant, depth=0):
+    for root in await work(tenant).filter(depth=0):
         assert (await verify_tree(root)).intact, root.agent
-    for task in await AgentTask.filter(tenant=tenant):
+    for task in await work(tenant):
         last = await TraceEvent.filter(task_id=task.id).order_by("-seq").first()
         assert (task.status != TaskStatus.RUNNING, last.kind) == (True, LineKind.ENDED), (task.agent, task.skill)

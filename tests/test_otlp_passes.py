@@ -4,13 +4,13 @@ its own spans are stored; and every pass sends the same statements, however larg
 
 import pytest
 
-from models import AgentTask, LlmCall, OtlpSpan, TraceEvent
+from models import LlmCall, OtlpSpan, TraceEvent
 from models.record.vocabulary import LineKind
 from resolvers.otlp.ingest import place_later, take_export
 from resolvers.otlp.sweep import sweep
 from resolvers.read.verify import verify_tree
 from tests.otlp_spans import agent, chat, export, new_trace_id, tool
-from tests.shop import Shop
+from tests.shop import Shop, work, work_lines
 from tests.statements import counted
 from tests.test_otlp_ingest import post
 
@@ -33,7 +33,7 @@ def leads_then_root(leads: int, helpers: int):
 
 
 async def assert_placed_whole_once_and_in_order(tenant: str, leads: int, helpers: int) -> None:
-    tasks = {task.id: task for task in await AgentTask.filter(tenant=tenant)}
+    tasks = {task.id: task for task in await work(tenant)}
     names = sorted(task.agent for task in tasks.values())
     assert names == sorted(["Estimator", *(f"Lead{n}" for n in range(leads)),
                             *(f"Helper{n}.{m}" for n in range(leads) for m in range(helpers))])
@@ -42,7 +42,7 @@ async def assert_placed_whole_once_and_in_order(tenant: str, leads: int, helpers
     assert await OtlpSpan.filter(tenant=tenant).count() == 0
     [root] = [task for task in tasks.values() if task.depth == 0]
     assert (await verify_tree(root)).intact
-    lines = await TraceEvent.filter(tenant=tenant).order_by("seq")
+    lines = await work_lines(tenant).order_by("seq")
     assert [line.seq for line in lines] == list(range(1, root.chain_length + 1))
     started = {line.task_id: line.seq for line in lines if line.kind == LineKind.STARTED}
     for task in tasks.values():
@@ -80,7 +80,7 @@ async def test_the_export_that_completes_a_large_trace_is_answered_once_its_own_
     taken = await take_export(shop.tenant, last)
 
     assert taken.taken == 1 and taken.later
-    assert await AgentTask.filter(tenant=shop.tenant, agent="Estimator").count() == 1
+    assert await work(shop.tenant).filter(agent="Estimator").count() == 1
     still = await OtlpSpan.filter(tenant=shop.tenant).count()
     assert 0 < still < waiting
     await place_later(taken.later)

@@ -7,10 +7,10 @@ from typing import Any
 
 from tortoise.connection import get_connection
 
-from models import AgentTask, OtlpSpan
+from models import OtlpSpan
 from resolvers.otlp.kept import KEPT
 from tests.otlp_spans import agent, chat, export, new_trace_id, tool
-from tests.shop import Shop
+from tests.shop import Shop, work
 from tests.statements import counted
 from tests.test_otlp_ingest import post
 
@@ -35,7 +35,7 @@ async def placing_statements(shop: Shop, helpers: int, kept: bool = True) -> lis
         KEPT.clear()
     with counted() as sent:
         assert (await post(shop, last)).status_code == 200
-    assert await AgentTask.filter(tenant=shop.tenant, agent__startswith="Helper").count() >= helpers
+    assert await work(shop.tenant).filter(agent__startswith="Helper").count() >= helpers
     return sent
 
 
@@ -129,5 +129,5 @@ async def test_the_thirtieth_export_of_a_trace_costs_what_the_third_does(client)
     waiting = await costs_of_exports(shop, root_first=False, exports=30)
 
     assert placed[29] == placed[2] and waiting[29] == waiting[2]
-    assert await AgentTask.filter(tenant=shop.tenant, agent="Helper29").count() == 1
+    assert await work(shop.tenant).filter(agent="Helper29").count() == 1
     assert await OtlpSpan.filter(tenant=shop.tenant).count() == 30 * 3

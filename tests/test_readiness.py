@@ -10,9 +10,8 @@ from tortoise.exceptions import DBConnectionError, OperationalError
 import graph.http.readiness
 import graph.http.rest
 import resolvers.write.lines
-from models import TraceEvent
 from models.availability import database_unavailable
-from tests.shop import Shop
+from tests.shop import Shop, work_lines
 
 TOOL = "mutation($input: ToolCallInput!) { recordToolCall(input: $input) { seq } }"
 
@@ -57,7 +56,7 @@ async def test_a_write_whose_database_is_gone_is_unavailable_and_writes_nothing(
     shop = Shop(client)
     await shop.setup()
     task = (await shop.start())["id"]
-    before = await TraceEvent.filter(tenant=shop.tenant).count()
+    before = await work_lines(shop.tenant).count()
 
     async def cut(*args, **kwargs):
         try:
@@ -70,7 +69,7 @@ async def test_a_write_whose_database_is_gone_is_unavailable_and_writes_nothing(
     monkeypatch.undo()
 
     assert failed["extensions"]["code"] == "UNAVAILABLE" and "idempotencyKey" in failed["message"]
-    assert await TraceEvent.filter(tenant=shop.tenant).count() == before
+    assert await work_lines(shop.tenant).count() == before
     retried = await client.ok(TOOL, {"input": {"task": task, "tool": "PartsFor", "idempotencyKey": "k1"}}, shop.kit)
     assert retried["recordToolCall"]["seq"] == before + 1
 

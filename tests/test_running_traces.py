@@ -4,9 +4,8 @@ all agent work, and the kit; once placed, a span leaves it."""
 
 import pytest
 
-from models import TraceEvent
 from tests.otlp_spans import agent, chat, export, new_trace_id, tool
-from tests.shop import ROLES, Shop
+from tests.shop import ROLES, Shop, work_lines
 from tests.test_otlp_ingest import post, roots
 
 RUNNING = """query($first: Int, $after: String) { runningTraces(first: $first, after: $after) {
@@ -51,7 +50,7 @@ async def test_spans_waiting_are_readable_right_after_the_export_answered_and_le
         "MODEL_CALL", "Quick", children[2].span_id.hex(), False)
     assert spans[children[1].span_id.hex()]["tool"] == "PartsFor"
     assert "T-7" not in str(page)
-    assert await TraceEvent.filter(tenant=shop.tenant).count() == 0
+    assert await work_lines(shop.tenant).count() == 0
 
     await post(shop, export(root))
 

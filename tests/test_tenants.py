@@ -13,7 +13,7 @@ import pytest
 
 from models import AgentHelp, AgentTask, LlmCall, TraceEvent
 from permissions.table import Group
-from tests.shop import ROLES, Client, Shop
+from tests.shop import ROLES, Client, Shop, work
 from tests.test_access_matrix import selection
 
 EVERY_ROLE = (*ROLES.values(), "Finance", "Mechanic")
@@ -169,7 +169,7 @@ def writes(a: TenantA) -> list[tuple[str, str, dict, str]]:
 async def test_no_kit_mutation_reaches_another_tenants_work_or_says_it_is_there(world):
     a, probe = world
     before = await a.shop.read(a.running, a.shop.noor, "chainLength chainHead")
-    probes_tasks = await AgentTask.filter(tenant=probe.tenant).count()
+    probes_tasks = await work(probe.tenant).count()
 
     for mutation, input_type, input, theirs in writes(a):
         query = f"mutation($input: {input_type}!) {{ {mutation}(input: $input) {{ __typename }} }}"
@@ -183,7 +183,7 @@ async def test_no_kit_mutation_reaches_another_tenants_work_or_says_it_is_there(
     assert (await a.shop.verify(a.ended))["intact"] and (await a.shop.verify(a.running))["intact"]
     for help in (a.help, a.outside):
         assert (await AgentHelp.get(id=help)).answered_at is None
-    assert await AgentTask.filter(tenant=probe.tenant).count() == probes_tasks
+    assert await work(probe.tenant).count() == probes_tasks
 
 
 def _swap(input: dict, theirs: str, unknown: str) -> dict:

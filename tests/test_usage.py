@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from models import AgentTask, LlmCall
-from tests.shop import Shop
+from models import LlmCall
+from tests.shop import Shop, work
 from tests.spend import two_days
 from tests.statements import counted
 
@@ -98,7 +98,7 @@ async def test_usage_beside_other_fields_in_one_request_answers_as_it_would_alon
       byModel: usage(from: $from, to: $to, bucket: DAY, groupBy: MODEL) { key costMicros }
     }"""
     variables = {"from": (TODAY - timedelta(days=7)).isoformat(), "to": (TODAY + timedelta(days=1)).isoformat(),
-                 "task": str((await AgentTask.filter(tenant=shop.tenant).first()).id)}
+                 "task": str((await work(shop.tenant).first()).id)}
     together = await client.ok(document, variables, shop.kit)
     assert together["task"] == {"reviewCount": 0}
     assert together["byAgent"] == [{"key": "Estimator", "costMicros": 600}, {"key": "Estimator", "costMicros": 5000}]

@@ -19,6 +19,8 @@ from graph.types.session import Session
 from graph.types.usage_point import UsagePoint
 from graph.types.trace_check import TraceCheck
 from graph.types.viewer import Viewer
+from permissions.access import LEDGER_READERS_NAMED
+from resolvers.answer.ledger import ledger_of
 from resolvers.read import rows_seen
 from resolvers.write import signing
 from resolvers.read import running, task_list, usage
@@ -32,6 +34,16 @@ class Query:
     async def task(self, info: Info, id: strawberry.ID) -> AgentTask | None:
         plan = TaskPlan.of(s for f in info.selected_fields for s in f.selections) if info.schema.fast else None
         view = await task_view(info, await rows_seen.task_row(info.context.access, id), plan)
+        if view is not None and plan is not None:
+            await prefetch(info.context, plan, [view.row])
+        return view
+
+    @strawberry.field(description="The root of the tenant's ledger: every change to who may read or do what, and to "
+                      "what is kept, is a CONFIG_CHANGED line of its record (agent `agentlog`, skill `configuration`). "
+                      f"Readable by: {LEDGER_READERS_NAMED}; null for anyone else, and before the first change.")
+    async def ledger(self, info: Info) -> AgentTask | None:
+        plan = TaskPlan.of(s for f in info.selected_fields for s in f.selections) if info.schema.fast else None
+        view = await task_view(info, await ledger_of(info.context.access), plan)
         if view is not None and plan is not None:
             await prefetch(info.context, plan, [view.row])
         return view

@@ -167,6 +167,10 @@ def token(args: argparse.Namespace) -> int:
 
 
 def verify(args: argparse.Namespace) -> int:
+    if args.bundle is not None:
+        from graph.cli.bundle import verify_bundle
+
+        return verify_bundle(args.bundle, args.key, args.json)
     if args.file is not None:
         from graph.cli.offline import verify_file
 
@@ -217,7 +221,14 @@ def export(args: argparse.Namespace) -> int:
     if absent:
         print(absent, file=sys.stderr)
         return 2
-    return export_task(args.task, args.out)
+    if args.bundle is not None:
+        from graph.cli.bundle import export_bundle
+
+        return export_bundle(args.bundle, args.task)
+    if len(args.task) != 1:
+        print("Give one task id, or --bundle FILE and the tasks it holds.", file=sys.stderr)
+        return 2
+    return export_task(args.task[0], args.out)
 
 
 def key(args: argparse.Namespace) -> int:
@@ -256,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     p = commands.add_parser("verify", help="walk a task's tree's chain, or an export file; exit 1 when it is broken")
     p.add_argument("task", nargs="?")
     p.add_argument("--file", help="an export file to verify offline, with no server or database")
+    p.add_argument("--bundle", metavar="FILE", help="an incident bundle to verify offline, every part of it")
     p.add_argument("--key", help="the verifier key (as checkpointKey answers it), or a file holding it")
     p.add_argument("--witness", action="append", default=[], metavar="NOTE",
                    help="a file holding a checkpoint a witness kept; may be given more than once")
@@ -265,8 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(run=verify)
 
     p = commands.add_parser("export", help="write a task's tree's whole record as JSON Lines, from the database")
-    p.add_argument("task")
+    p.add_argument("task", nargs="+")
     p.add_argument("--out", help="the file to write (default: standard output)")
+    p.add_argument("--bundle", metavar="FILE",
+                   help="write an incident bundle of the tasks' trees and the tenant's ledger to FILE")
     p.set_defaults(run=export)
 
     p = commands.add_parser("key", help="print the checkpoint verifier key of this server's signing key, for --key")

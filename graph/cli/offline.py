@@ -20,7 +20,7 @@ UNCHECKED = (
 )
 
 
-def _key_text(key: str) -> str:
+def key_text(key: str) -> str:
     path = Path(key)
     if "+" not in key and path.is_file():
         return path.read_text().strip()
@@ -30,7 +30,7 @@ def _key_text(key: str) -> str:
 def verify_file(file: str, key: str | None, witnessed: list[str], as_json: bool, jobs: int | None = None) -> int:
     """Exit 0 when the export is intact, 1 with the first bad line and its reason, 2 when it cannot be read."""
     try:
-        verifier = verifier_from_key(_key_text(key)) if key is not None else None
+        verifier = verifier_from_key(key_text(key)) if key is not None else None
         notes = [Path(note).read_text() for note in witnessed]
         verdict = check_export_file(file, verifier, notes, jobs)
     except NoteError as exc:

@@ -30,6 +30,7 @@ class LineKind(StrEnum):
     REVIEWED = "REVIEWED"
     HELD = "HELD"
     RELEASED = "RELEASED"
+    CONFIG_CHANGED = "CONFIG_CHANGED"
 
 
 class ReviewVerdict(StrEnum):

@@ -1,8 +1,8 @@
 """Legal holds (SPEC 9.3): while a tree is held, no erasure and no retention sweep touches it.
 
 `holdWork` and `releaseHold` each change the tree's `work_hold` row and append a HELD or RELEASED line to its
-root's record, naming who and why, in one transaction through the write path (`change_hold`); erasure asks
-`refuse_held` under the tree's lock.
+root's record, naming who and why, and a line of the tenant's ledger, in one transaction through the write path
+(`change_hold`); erasure asks `refuse_held` under the tree's lock.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from models.record.vocabulary import LineKind
 from permissions.access import Access
 from permissions.principal import Principal
 from resolvers.write import checks, sentences
+from resolvers.answer.ledger import record_change
 from resolvers.write.append import append_many, keyed_write, lock_tree, new_step, now, require_person, task_of
 
 HELD = "HELD"
@@ -71,6 +72,9 @@ async def change_hold(by: Principal, operation: str, data: dict[str, Any], holdi
             await WorkHold.filter(root_id=root.id, tenant=root.tenant).using_db(conn).delete()
             line = new_step(LineKind.RELEASED, str(root.id), at, sentences.released(person, reason), None, NO_FIGURES)
         await append_many(root, [line], conn)
+        said = f"held the work {root.id}" if holding else f"released the hold on the work {root.id}"
+        await record_change(conn, by.tenant, by, operation, {"task": str(task.id), "root": str(root.id),
+                                                             "reason": reason}, said)
         return task
 
     async def reload(tenant: str, rid: str) -> AgentTask:

@@ -17,6 +17,7 @@ from tortoise.transactions import in_transaction
 from models import AgentHelp, AgentTask, ErasureRecord, IdempotencyKey, LlmCall, Review, SignedCheckpoint, TraceEvent
 from models.record.chain import ERASED_SENTENCE, rfc3339
 from models.db import placeholders
+from models.ledger import is_ledger
 from models.record.vocabulary import LineKind, TaskStatus
 from permissions.access import Access
 from permissions.principal import Principal
@@ -26,6 +27,7 @@ from resolvers.events.notices import publish_task
 from resolvers.read.tree import under_any
 from resolvers.write.append import append, lock_tree, now
 from resolvers.answer.holds import refuse_held
+from resolvers.answer.ledger import record_change
 
 MAX_LOG_PAGE = 500
 
@@ -42,6 +44,11 @@ MUTATIONS = {
     Erasure.ANONYMISE: "anonymiseAgentWork",
     Erasure.FORGET: "forgetAgentWork",
     Erasure.HELP: "eraseAgentHelp",
+}
+SAID = {
+    Erasure.CONTENT: "erased the content of the work",
+    Erasure.ANONYMISE: "anonymised the work",
+    Erasure.FORGET: "forgot the work",
 }
 WHICH = {
     Erasure.CONTENT: "The content of this work was erased",
@@ -67,9 +74,10 @@ def _id(field: str, value: str, noun: str) -> uuid.UUID:
 
 
 async def ended_tree(tenant: str, task_id: str, conn: Any) -> tuple[AgentTask, AgentTask]:
-    """The task and its tree's root, locked; refused while the tree is held or any task of it runs."""
+    """The task and its tree's root, locked; refused while the tree is held or any task of it runs. The tenant's
+    ledger is never erased: it is the record of erasures."""
     tid = _id("task", task_id, "task")
-    task = await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).first()
+    task = None if is_ledger(tenant, tid) else await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).first()
     if task is None:
         raise NotFound(f"task: no task {tid}.", field="task")
     try:
@@ -157,6 +165,8 @@ async def _erase_work(access: Access, erasure: Erasure, task_id: str, why: str) 
         line = TraceEvent(kind=LineKind.ERASED, task_id=root.id, at=at, summary=erased_sentence(erasure, at, by, entry.id))
         await append(root, line, conn)
         await entry.save(using_db=conn, force_create=True)
+        await record_change(conn, by.tenant, by, MUTATIONS[erasure], _erased_said(task, root, count, entry),
+                            f"{SAID[erasure]} {root.id}")
     await publish_task("AgentWorkErased", await AgentTask.get(id=task.id, tenant=task.tenant))
     return count
 
@@ -176,13 +186,15 @@ async def forget_work(access: Access, task_id: str) -> int:
     by = await eraser(access, Erasure.FORGET)
     async with in_transaction() as conn:
         task, root = await ended_tree(by.tenant, task_id, conn)
-        receipts = await forget_tree(task, root, by, now(), None, conn)
+        receipts = await forget_tree(task, root, by, now(), None, conn, MUTATIONS[Erasure.FORGET])
     await publish_task("AgentWorkErased", task)
     return receipts
 
 
-async def forget_tree(task: AgentTask, root: AgentTask, by: Principal, at: datetime, why: str | None, conn: Any) -> int:
-    """Deletes the locked, ended tree and detaches its meter rows, and logs it; returns the receipts deleted."""
+async def forget_tree(task: AgentTask, root: AgentTask, by: Principal, at: datetime, why: str | None, conn: Any,
+                      change: str) -> int:
+    """Deletes the locked, ended tree and detaches its meter rows, and logs it in the erasure log and, as `change`,
+    in the tenant's ledger; returns the receipts deleted."""
     await forget_answers(root.tenant, root.id, conn)
     await LlmCall.filter(under_any("task_path", [root.path]), tenant=root.tenant).using_db(conn).update(
         task_id=None, task_path=None
@@ -197,7 +209,15 @@ async def forget_tree(task: AgentTask, root: AgentTask, by: Principal, at: datet
     await SignedCheckpoint.filter(**tree).using_db(conn).delete()
     entry = log_entry(Erasure.FORGET, by, at, lines, why, root_id=root.id, task_id=task.id)
     await entry.save(using_db=conn, force_create=True)
+    await record_change(conn, root.tenant, by, change, _erased_said(task, root, lines, entry),
+                        f"{SAID[Erasure.FORGET]} {root.id}")
     return receipts
+
+
+def _erased_said(task: AgentTask, root: AgentTask, lines: int, entry: ErasureRecord) -> dict[str, Any]:
+    """What the ledger records of an erasure: the work, the lines it reached, and its entry in the erasure log, which
+    keeps why (the ledger is never erased, so it holds no words an erasure might have to take back)."""
+    return {"task": str(task.id), "root": str(root.id), "lines": lines, "erasureLogEntry": str(entry.id)}
 
 
 async def erase_help(access: Access, help_id: str, why: str) -> bool:

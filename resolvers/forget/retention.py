@@ -65,7 +65,7 @@ async def forget_expired(tenant: str, days: int, at: datetime) -> int:
         try:
             async with in_transaction() as conn:
                 task, root = await ended_tree(tenant, root_id, conn)
-                await forget_tree(task, root, retainer(tenant), at, why, conn)
+                await forget_tree(task, root, retainer(tenant), at, why, conn, BY)
         except (NotFound, WorkRunning, Forbidden):
             continue
         await publish_task("AgentWorkErased", task)

@@ -74,12 +74,12 @@ def matches(q: ReadQuery, scope: ListScope, text: str, asked_by: Callable[[], st
     return found if scope.words == "all" else f"({found} AND {asked_by()})"
 
 
-def count_all(q: ReadQuery, tenant: str, text: str) -> str:
+def count_all(q: ReadQuery, tenant: str, text: str, ledger: str) -> str:
     """On PostgreSQL, how many of the tenant's tasks match `text`, for a caller who reads words and sentences
     on all of them: the tasks whose own words match, counted from `task_words` alone, and those that match
-    only by a sentence."""
+    only by a sentence, but for the `ledger` (no list holds it unless asked for by its agent)."""
     return (
         f"SELECT (SELECT COUNT(*) FROM ({_words(q, tenant, text)}) by_words) + (SELECT COUNT(DISTINCT e.task_id) "
-        f"FROM ({_sentences(q, tenant, text)}) e WHERE NOT EXISTS (SELECT 1 FROM task_words w "
+        f"FROM ({_sentences(q, tenant, text)}) e WHERE e.task_id <> {q.param(ledger)} AND NOT EXISTS (SELECT 1 FROM task_words w "
         f"WHERE w.task_id = e.task_id AND w.tenant = {q.param(tenant)} AND w.words @@ {_query(q, text)}))"
     )

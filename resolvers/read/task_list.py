@@ -21,6 +21,7 @@ from typing import Any
 from strawberry.utils.str_converters import to_camel_case
 
 from models.errors import BadInput, Forbidden
+from models.ledger import AGENT as LEDGER_AGENT, ledger_id
 from permissions.access import Access, Group, ListScope
 from resolvers.write import checks
 from resolvers.read import search
@@ -114,10 +115,18 @@ async def refuse_unreadable_filters(access: Access, flt: TaskFilter) -> None:
                                 field=f"filter.{to_camel_case(field)}")
 
 
+def lists_ledger(caller: ListScope, flt: TaskFilter) -> bool:
+    """Whether the list may hold the tenant's ledger: it is no agent's work, so it is listed only when the filter
+    names its agent, `agentlog`, and only to those who read it."""
+    return caller.ledger and LEDGER_AGENT in (flt.agent, *(flt.agent_in or ()))
+
+
 def conditions(q: ReadQuery, caller: ListScope, flt: TaskFilter, paged: bool = False) -> str:
     terms = [f"tenant = {q.param(caller.tenant)}"]
     if caller.asker is not None:
         terms.append(_asked_by(q, caller.tenant, caller.asker))
+    if not lists_ledger(caller, flt):
+        terms.append(f"id <> {q.param(str(ledger_id(caller.tenant)))}")
     for field in (*EQUAL, "requester"):
         value = getattr(flt, field)
         if value is not None:
@@ -221,7 +230,7 @@ async def list_tasks(
     async def total() -> int:
         counting = ReadQuery()
         if counting.postgres and _search_of_all(caller, flt):
-            sql = search.count_all(counting, caller.tenant, flt.search)
+            sql = search.count_all(counting, caller.tenant, flt.search, str(ledger_id(caller.tenant)))
         else:
             sql = f"SELECT COUNT(*) FROM agent_task WHERE {conditions(counting, caller, flt)}"
         [(n,)] = await counting.rows(sql)

@@ -20,6 +20,7 @@ from tortoise.exceptions import IntegrityError
 from tortoise.transactions import in_transaction
 
 from models import AgentTask, IdempotencyKey, TraceEvent
+from models.ledger import is_ledger
 from models.record.chain import Line, seal
 from models.db import placeholders
 from models.line_columns import BESIDE, FIGURES, INSERTED, SEALED_FIELDS
@@ -128,9 +129,10 @@ async def _first_answer(tenant: str, key: str, print_: str, conn: Any) -> str | 
 
 
 async def task_of(tenant: str, field: str, task_id: str, conn: Any) -> AgentTask:
-    """The task in the caller's tenant; another tenant's task is as unknown as one that never existed."""
+    """The task in the caller's tenant; another tenant's task is as unknown as one that never existed, and so is the
+    tenant's ledger, which only the changes it records write to."""
     tid = checks.uuid_of(field, task_id)
-    task = await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).first()
+    task = None if is_ledger(tenant, tid) else await AgentTask.filter(id=tid, tenant=tenant).using_db(conn).first()
     if task is None:
         raise NotFound(f"{field}: no task {tid}.", field=field)
     return task
@@ -174,7 +176,7 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any, metered
     rows = await conn.execute_query_dict(
         placeholders(conn, LOCK_ROOT_OF + locking), [tenant, tenant, str(tid), tenant, str(tid), tenant]
     )
-    if not rows:
+    if not rows or is_ledger(tenant, rows[0]["id"]):
         raise NotFound(f"{field}: no task {tid}.", field=field)
     logging = rows[0].pop("agent_logging")
     root = AgentTask._init_from_db(**rows[0])

@@ -9,6 +9,7 @@ from typing import Any
 from strawberry.utils.str_converters import to_camel_case
 
 from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies, TraceEvent
+from models.ledger import AGENT as LEDGER_AGENT
 from models.rows.policies import CAPABILITIES
 from models.rows.task import MAX_DEPTH
 from permissions.principal import Principal
@@ -21,6 +22,7 @@ from resolvers.events.notices import publish_task
 from resolvers.write.made_task import new_task
 from resolvers.read.rows import LineRow
 from resolvers.write.withheld import withheld_reason
+from resolvers.answer.ledger import record_change
 from resolvers.write.append import append, append_many, insert_rows, kit_write, lock_tree, now, running_task, task_of
 
 TASK_STATUSES = {TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.STOPPED}
@@ -41,6 +43,20 @@ async def _reload_help(tenant: str, rid: str) -> AgentHelp:
     return await AgentHelp.get(id=rid, tenant=tenant)
 
 
+def _agent_said(agent: RegisteredAgent) -> dict[str, Any]:
+    """What the ledger records of an agent: whose transcripts it lets be read, what it logs, its roles, its purpose."""
+    return {"agent": agent.name, "transcriptReaders": list(agent.transcript_readers or []), "logging": agent.logging,
+            "roles": list(agent.roles or []), "purpose": agent.purpose}
+
+
+def _policies_said(policies: TenantPolicies) -> dict[str, Any]:
+    """What the ledger records of the policies: every capability's roles, who holds records, what is kept and why."""
+    said: dict[str, Any] = {to_camel_case(cap): list(getattr(policies, cap) or []) for cap in CAPABILITIES}
+    said.update(holdsRecords=list(policies.holds_records or []), retainDays=policies.retain_days,
+                retentionBasis=policies.retention_basis)
+    return said
+
+
 async def register_agent(principal: Principal | None, data: dict[str, Any]) -> RegisteredAgent:
     async def body(kit: Principal, conn: Any) -> RegisteredAgent:
         fields = {
@@ -50,14 +66,23 @@ async def register_agent(principal: Principal | None, data: dict[str, Any]) -> R
             "logging": data.get("logging") or "FULL",
         }
         name = checks.name("name", data.get("name"), required=True)
+        if name == LEDGER_AGENT:
+            raise BadInput(f"name: {LEDGER_AGENT!r} is the server's own name, the agent of the tenant's ledger; "
+                           "choose another.", field="name")
         agent = await RegisteredAgent.filter(tenant=kit.tenant, name=name).using_db(conn).select_for_update().first()
         if agent is None:
             agent, made = await RegisteredAgent.get_or_create(defaults=fields, tenant=kit.tenant, name=name,
                                                               using_db=conn)
             if made:
+                await record_change(conn, kit.tenant, kit, "registerAgent", _agent_said(agent),
+                                    f"registered the agent {name}")
                 return agent
+        before = _agent_said(agent)
         await RegisteredAgent.filter(id=agent.id, tenant=kit.tenant).using_db(conn).update(**fields)
         agent.update_from_dict(fields)
+        if _agent_said(agent) != before:
+            await record_change(conn, kit.tenant, kit, "registerAgent", _agent_said(agent),
+                                f"changed the agent {name}")
         return agent
 
     async def reload(tenant: str, rid: str) -> RegisteredAgent:
@@ -70,6 +95,7 @@ async def define_policies(principal: Principal | None, data: dict[str, Any]) -> 
     async def body(kit: Principal, conn: Any) -> TenantPolicies:
         given = {cap: checks.names(to_camel_case(cap), data.get(cap)) for cap in CAPABILITIES}
         policies = await TenantPolicies.filter(tenant=kit.tenant).using_db(conn).select_for_update().first()
+        before = _policies_said(policies) if policies is not None else None
         if policies is None:
             policies = TenantPolicies(tenant=kit.tenant)
         for cap, roles in given.items():
@@ -86,6 +112,8 @@ async def define_policies(principal: Principal | None, data: dict[str, Any]) -> 
         elif basis is not None:
             policies.retention_basis = basis
         await policies.save(using_db=conn)
+        if (after := _policies_said(policies)) != before:
+            await record_change(conn, kit.tenant, kit, "definePolicies", after, "defined the policies")
         return policies
 
     async def reload(tenant: str, rid: str) -> TenantPolicies:

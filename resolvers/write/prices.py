@@ -15,6 +15,7 @@ from models import ModelPrice
 from models.errors import BadInput
 from permissions.principal import Principal
 from resolvers.write import checks
+from resolvers.answer.ledger import record_change
 from resolvers.write.append import kit_write
 
 KIT, PRICE_TABLE, UNPRICED = "KIT", "PRICE_TABLE", "UNPRICED"
@@ -78,6 +79,14 @@ def _utc(field: str, value: datetime | None) -> datetime:
     return value.astimezone(timezone.utc)
 
 
+def _price_said(price: ModelPrice) -> dict[str, Any]:
+    """What the ledger records of a price: the model, the provider, the rates and when they apply from."""
+    return {"model": price.model, "provider": price.provider, "effectiveFrom": price.effective_from.isoformat(),
+            "inputMicrosPerMillion": price.input_micros_per_million,
+            "outputMicrosPerMillion": price.output_micros_per_million,
+            "cachedInputMicrosPerMillion": price.cached_input_micros_per_million}
+
+
 async def set_model_price(principal: Principal | None, data: dict[str, Any]) -> ModelPrice:
     async def body(kit: Principal, conn: Any) -> ModelPrice:
         model = checks.name("model", data.get("model"), required=True)
@@ -96,9 +105,12 @@ async def set_model_price(principal: Principal | None, data: dict[str, Any]) -> 
         ).using_db(conn).first()
         price = found or ModelPrice(id=uuid.uuid4(), tenant=kit.tenant, model=model, provider=provider,
                                     effective_from=effective_from)
+        before = _price_said(price) if found is not None else None
         for field, value in rates.items():
             setattr(price, field, value)
         await price.save(using_db=conn, force_create=found is None)
+        if (after := _price_said(price)) != before:
+            await record_change(conn, kit.tenant, kit, "setModelPrice", after, f"set the price of {model}")
         return price
 
     async def reload(tenant: str, rid: str) -> ModelPrice:

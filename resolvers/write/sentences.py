@@ -125,5 +125,16 @@ def held(by: dict, reason: str) -> str:
 
 def released(by: dict, reason: str) -> str:
     return f"{named(by)} released the hold on this work: {reason}"
+
+
+def config_changed(by: dict, kit: bool, said: str) -> str:
+    """A ledger line: who changed what, `said` being what changed, in a few words."""
+    who_did = by["id"] if by.get("name") == by["id"] else named(by)
+    return f"{'The kit ' if kit else ''}{who_did} {said}."
+
+
+def ledger_started() -> str:
+    return "The ledger of this tenant began: every change to who may read or do what, and to what is kept."
+
 def stop_asked(by: dict, reason: str) -> str:
     return f"{who(by)} asked the work to stop: {reason}"
