@@ -203,3 +203,18 @@ async def test_status_pills_line_up_at_every_depth_of_the_tree(client, browser, 
         for edge in ("x", "width"):
             assert max(b[edge] for b in boxes) - min(b[edge] for b in boxes) < 1, boxes
         await seen.screenshot("tree-pills")
+
+
+async def test_what_the_viewer_types_in_the_filters_stays_while_the_list_is_drawn_again(client, browser, origin):
+    """The list is drawn again every second, for the running times."""
+    shop = Shop(client)
+    await shop.setup()
+    await shop.estimate(about="Ticket T-7")
+    async with visit(browser, origin) as seen:
+        page = await seen.open("/inspect", shop.mia)
+        await expect(page.get_by_test_id("task-row")).to_have_count(1)
+        await page.get_by_label("Search", exact=True).fill("Ticket")
+        await page.get_by_label("Sub-tasks too").check()
+        await page.wait_for_timeout(2500)
+        await expect(page.get_by_label("Search", exact=True)).to_have_value("Ticket")
+        await expect(page.get_by_label("Sub-tasks too")).to_be_checked()

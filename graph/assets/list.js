@@ -29,26 +29,28 @@ function filterFromAddress(params, known) {
   return filter;
 }
 
+// Filled from the address and then the viewer's own (defaultValue, defaultChecked): the page is drawn again each
+// second and on every event, and that must not undo what the viewer is typing or ticking.
 function Filters({ params, known }) {
   const text = (name, label) => known.has(name) && html`<label>${label}
-    <input name=${name} type=${name === "search" ? "search" : "text"} value=${params.get(name) || ""} /></label>`;
+    <input name=${name} type=${name === "search" ? "search" : "text"} defaultValue=${params.get(name) || ""} /></label>`;
   return html`<form class="filters" method="get" action="/inspect" role="search" aria-label="Search and filter tasks">
     ${known.has("search") && html`<p class="search"><label for="search">Search</label>
       <input id="search" name="search" type="search" placeholder="words of the about, trigger, outcome or a step"
-        value=${params.get("search") || ""} /> <button type="submit">Search</button></p>`}
+        defaultValue=${params.get("search") || ""} /> <button type="submit">Search</button></p>`}
     ${text("agent", "Agent")} ${text("skill", "Skill")}
     <label>Status <select name="status">
       <option value="">any</option>
       ${STATUSES.map((s) => html`<option value=${s} selected=${params.get("status") === s}>${s.toLowerCase()}</option>`)}
     </select></label>
     ${text("requester", "Requested by (id)")} ${text("session", "Session")}
-    <label>Started after <input name="startedAfter" type="datetime-local" value=${params.get("startedAfter") || ""} /></label>
-    <label>Started before <input name="startedBefore" type="datetime-local" value=${params.get("startedBefore") || ""} /></label>
+    <label>Started after <input name="startedAfter" type="datetime-local" defaultValue=${params.get("startedAfter") || ""} /></label>
+    <label>Started before <input name="startedBefore" type="datetime-local" defaultValue=${params.get("startedBefore") || ""} /></label>
     <label>Order <select name="order">
       ${ORDERS.map((o) => html`<option value=${o} selected=${(params.get("order") || ORDERS[0]) === o}>${ORDER_WORDS[o].toLowerCase()}</option>`)}
     </select></label>
-    <label class="check"><input name="all" type="checkbox" value="1" checked=${!!params.get("all")} /> Sub-tasks too</label>
-    <label class="check"><input name="bySession" type="checkbox" value="1" checked=${!!params.get("bySession")} /> Group by session</label>
+    <label class="check"><input name="all" type="checkbox" value="1" defaultChecked=${!!params.get("all")} /> Sub-tasks too</label>
+    <label class="check"><input name="bySession" type="checkbox" value="1" defaultChecked=${!!params.get("bySession")} /> Group by session</label>
     <button type="submit">Filter</button> <a href="/inspect">Clear</a>
   </form>`;
 }
