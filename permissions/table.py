@@ -56,6 +56,7 @@ CAPABILITY_READERS: dict[str, Reader] = {
 ERASERS = frozenset({Reader.ERASES})
 ERASURE_LOG_READERS = frozenset({Reader.AUDITS, Reader.ERASES})
 RUNNING_TRACE_READERS = frozenset({Reader.SUPERVISES, Reader.AUDITS, Reader.READS_ALL, Reader.KIT})
+WEBHOOK_READERS = frozenset({Reader.AUDITS, Reader.KIT})
 
 EVERY_READER_READS: frozenset[Group] = frozenset.intersection(
     *(groups for table in (READS, HELP_OUTSIDE_WORK) for groups in table.values())

@@ -2,4 +2,4 @@
 the tree, checks, hashes, appends and moves the head. Around it: the kit's mutations (`kit.py`), lines and
 meter rows (`lines.py`), `recordLines` (`batch.py`), new tasks (`made_task.py`), prices, signed checkpoints and
 the signing key, input checks, sentences, what is withheld. It may import `resolvers.events`, `resolvers.metrics`,
-`resolvers.settings`, `permissions/` and `models/`."""
+`resolvers.settings`, `resolvers.webhooks` (what a write owes the webhooks), `permissions/` and `models/`."""
