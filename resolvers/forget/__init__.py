@@ -1,3 +1,3 @@
 """Forgetting, the only writer besides the write path: erasure of a tree's content, anonymising, forgetting
 (`erasure.py`) and the retention sweep that forgets work past its days (`retention.py`); neither touches a held tree. It may import
-`resolvers.write`, `resolvers.read`, `resolvers.events` and the floors below."""
+`resolvers.write`, `resolvers.read`, `resolvers.events`, `resolvers.webhooks` and the floors below."""

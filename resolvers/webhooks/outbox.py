@@ -12,15 +12,23 @@ from datetime import datetime, timezone
 from typing import Any
 
 import orjson
+from tortoise.transactions import in_transaction
 
 from models.db import placeholders
+from resolvers.events import replicas
 from resolvers.events.notices import event_time, snapshot_of
 from resolvers.webhooks import sender
-from resolvers.webhooks.wanted import Hooks
+from resolvers.webhooks.wanted import CHAIN_BROKEN, Hooks, hooks_column, hooks_of
 
 COLUMNS = ("id", "tenant", "webhook_id", "event", "at", "body", "attempts", "due_at")
-INSERT = (f'INSERT INTO "webhook_delivery" ({", ".join(f"{chr(34)}{c}{chr(34)}" for c in COLUMNS)}) '
-          f'VALUES ({", ".join(f"${n}" for n in range(1, len(COLUMNS) + 1))})')
+NAMES = ", ".join(f'"{column}"' for column in COLUMNS)
+
+
+def insert(rows: int) -> str:
+    """One INSERT of `rows` deliveries."""
+    width = len(COLUMNS)
+    values = ", ".join("(" + ", ".join(f"${r * width + c}" for c in range(1, width + 1)) + ")" for r in range(rows))
+    return f'INSERT INTO "webhook_delivery" ({NAMES}) VALUES {values}'
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +53,45 @@ def task_event(event: str, task: Any, share: int | None = None, at: datetime | N
     return Owed(event, at or event_time(event, task), data)
 
 
-async def owe(conn: Any, tenant: str, hooks: Hooks, owed: Iterable[Owed]) -> int:
-    """Writes a delivery for each webhook wanting each event, in one statement; returns how many."""
+def delivery_id(hook: uuid.UUID, once_as: str | None) -> str:
+    return str(uuid.uuid4() if once_as is None else uuid.uuid5(hook, once_as))
+
+
+async def tell_broken(tenant: str, root_id: uuid.UUID, task_id: uuid.UUID, check: Any) -> None:
+    """CHAIN_BROKEN, for a check that found a fault in a tree: told once per tree, line and reason, however
+    often the tree is checked."""
+    with replicas.on_primary():
+        await _owe_broken(tenant, root_id, task_id, check)
+
+
+async def _owe_broken(tenant: str, root_id: uuid.UUID, task_id: uuid.UUID, check: Any) -> None:
+    async with in_transaction() as conn:
+        hooks = await read_hooks(conn, tenant)
+        if not hooks.want(CHAIN_BROKEN):
+            return
+        reason = getattr(check.reason, "value", check.reason)
+        data = {"tenant": tenant, "root": str(root_id), "task": str(task_id), "brokenAt": check.broken_at,
+                "reason": reason, "problem": check.problem}
+        owed = Owed(CHAIN_BROKEN, datetime.now(timezone.utc), data)
+        await owe(conn, tenant, hooks, [owed], once_as=f"{CHAIN_BROKEN}/{root_id}/{check.broken_at}/{reason}")
+
+
+async def read_hooks(conn: Any, tenant: str) -> Hooks:
+    """The tenant's webhooks, read on their own: for the writes that send no statement the read could ride on
+    (the sweeps, erasure, a check)."""
+    sql = f'SELECT {hooks_column(conn.capabilities.dialect, 1)} AS "hooks"'
+    rows = await conn.execute_query_dict(placeholders(conn, sql), [tenant])
+    return hooks_of(rows[0]["hooks"] if rows else None)
+
+
+async def owe(conn: Any, tenant: str, hooks: Hooks, owed: Iterable[Owed], once_as: str | None = None) -> int:
+    """Writes a delivery for each webhook wanting each event, in one statement; returns how many. Given
+    `once_as`, each delivery's id is derived from it and its webhook, and one written before is left as it was."""
     now = datetime.now(timezone.utc)
-    rows = [(str(uuid.uuid4()), tenant, str(hook), item.event, item.at, item.body(), 0, now)
+    rows = [(delivery_id(hook, once_as), tenant, str(hook), item.event, item.at, item.body(), 0, now)
             for item in owed for hook in hooks.of(item.event)]
     if rows:
-        await conn.execute_many(placeholders(conn, INSERT), rows)
+        sql = insert(len(rows)) + (" ON CONFLICT DO NOTHING" if once_as is not None else "")
+        await conn.execute_query(placeholders(conn, sql), [value for row in rows for value in row])
         sender.wake()
     return len(rows)

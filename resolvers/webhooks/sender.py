@@ -32,8 +32,8 @@ from resolvers.webhooks.addresses import refusal
 
 log = logging.getLogger("agentlog.webhooks")
 
-LEASE = timedelta(seconds=120)
-"""How long a taken delivery is its sender's: longer than any one attempt can take."""
+LEASE_TIMEOUTS = 3
+"""A taken delivery is its sender's for this many AGENTLOG_WEBHOOK_TIMEOUT_S: longer than one attempt takes."""
 GIVE_UP_AFTER = timedelta(hours=24)
 LONGEST_WAIT_S = 3600.0
 TAKE = 20
@@ -73,7 +73,7 @@ async def take(tenant: str, now: datetime) -> list[WebhookDelivery]:
         if not ids:
             return []
         taken = WebhookDelivery.filter(tenant=tenant, id__in=ids).using_db(conn)
-        await taken.update(due_at=now + LEASE)
+        await taken.update(due_at=now + timedelta(seconds=LEASE_TIMEOUTS * settings.webhook_timeout_s()))
         return await taken
 
 
