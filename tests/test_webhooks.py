@@ -302,3 +302,41 @@ async def test_an_end_costs_no_statement_more_without_a_webhook_wanting_it_and_o
     assert len(wanted) == len(none) + 1
     assert [s.sql.startswith('INSERT INTO "webhook_delivery"') for s in wanted].count(True) == 1
     assert not any("webhook_delivery" in s.sql for s in none + unwanted)
+
+
+async def test_spans_hung_under_a_stand_in_are_told_as_stand_in_and_an_otlp_agents_work_as_its_task_events(
+        client, private, monkeypatch):
+    from resolvers.otlp.sweep import sweep
+    from tests.otlp_spans import export, new_span_id, new_trace_id, chat, tool
+    from tests.test_otlp_ingest import estimate, post
+
+    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
+    with receiving() as receiver:
+        shop, hook = await hooked(client, receiver.url, "STAND_IN", "AgentTaskStarted", "AgentTaskFinished")
+        t = new_trace_id()
+        await post(shop, export(chat(t, new_span_id()), tool(t, new_span_id())))
+        await sweep(datetime.now(timezone.utc) + timedelta(seconds=61))
+        await post(shop, export(*estimate(new_trace_id())))
+        await sender.deliver_due()
+
+    told = receiver.verified(hook["secret"])
+    [stand_in] = [t for t in told if t["type"] == "STAND_IN"]
+    assert (stand_in["data"]["traceId"], stand_in["data"]["spans"]) == (t.hex(), 2)
+    assert stand_in["data"]["task"]["agent"] == "unknown"
+    agents = {(t["type"], t["data"]["task"]["agent"]) for t in told if t["type"] != "STAND_IN"}
+    assert ("AgentTaskStarted", "Estimator") in agents and ("AgentTaskFinished", "Estimator") in agents
+
+
+async def test_work_erased_and_forgotten_is_told_with_the_task_as_the_erasure_left_it(client, private):
+    with receiving() as receiver:
+        shop, hook = await hooked(client, receiver.url, "AgentWorkErased")
+        erased, forgotten = await shop.estimate(), await shop.estimate()
+        privacy = shop.person("pia", "Privacy")
+        await client.ok("mutation($id: ID!, $why: String!) { anonymiseAgentWork(task: $id, why: $why) }",
+                        {"id": erased, "why": "Mia asked."}, privacy)
+        await client.ok("mutation($id: ID!) { forgetAgentWork(task: $id) }", {"id": forgotten}, privacy)
+        await sender.deliver_due()
+
+    told = {t["data"]["task"]["id"]: t for t in receiver.verified(hook["secret"])}
+    assert set(told) == {erased, forgotten} and {t["type"] for t in told.values()} == {"AgentWorkErased"}
+    assert told[erased]["data"]["task"]["requester_id"] is None
