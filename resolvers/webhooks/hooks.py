@@ -70,9 +70,9 @@ async def checked_url(url: str | None) -> str:
 async def define_webhook(principal: Principal | None, data: dict[str, Any]) -> Webhook:
     """A new webhook of the caller's tenant; its secret is answered here and never again."""
     require_kit(principal)
-    url = await checked_url(data.get("url"))
     events = checked_events(data.get("events"))
     secret = checked_secret(data.get("secret"))
+    url = await checked_url(data.get("url"))
 
     async def body(kit: Principal, conn: Any) -> Webhook:
         return await Webhook.create(id=uuid.uuid4(), tenant=kit.tenant, url=url, events=f" {' '.join(events)} ",
