@@ -12,6 +12,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from prometheus_client import REGISTRY
 from tortoise.connection import get_connection
 
 from models import IdempotencyKey, Webhook, WebhookDelivery
@@ -104,7 +105,12 @@ async def test_a_receiver_that_fails_once_gets_the_same_delivery_again_and_the_l
     assert len(receiver.verified(hook["secret"])) == 2
 
 
+def attempts_counted(outcome: str) -> float:
+    return REGISTRY.get_sample_value("agentlog_webhook_attempts_total", {"outcome": outcome}) or 0
+
+
 async def test_a_delivery_failing_for_24_hours_is_given_up_and_the_log_says_so(client, private):
+    counted = {outcome: attempts_counted(outcome) for outcome in ("failed", "given_up")}
     with receiving(*[503] * 50) as receiver:
         shop, _ = await hooked(client, receiver.url, "AgentTaskStarted")
         await shop.start()
@@ -116,6 +122,8 @@ async def test_a_delivery_failing_for_24_hours_is_given_up_and_the_log_says_so(c
     [logged] = await log_of(shop)
     assert (logged["attempts"], logged["status"], logged["deliveredAt"]) == (2, 503, None)
     assert logged["gaveUpAt"] is not None
+    assert {outcome: attempts_counted(outcome) - before for outcome, before in counted.items()} == {
+        "failed": 1, "given_up": 1}
 
 
 async def test_waits_between_attempts_double_up_to_an_hour(monkeypatch):

@@ -27,7 +27,7 @@ from tortoise.transactions import in_transaction
 
 from models import Webhook, WebhookDelivery
 from models.db import placeholders
-from resolvers import settings
+from resolvers import metrics, settings
 from resolvers.webhooks.addresses import refusal
 
 log = logging.getLogger("agentlog.webhooks")
@@ -104,14 +104,18 @@ async def record(delivery: WebhookDelivery, tried: Attempt, now: datetime) -> No
     fields: dict[str, Any] = {"attempts": attempts, "status": tried.status, "error": tried.error}
     if tried.delivered:
         fields.update(delivered_at=now, due_at=None)
+        outcome = "delivered"
     else:
         again = now + wait_after(attempts)
         if again > delivery.at + GIVE_UP_AFTER:
             fields.update(gave_up_at=now, due_at=None)
+            outcome = "given_up"
             log.warning("gave up webhook delivery %s of %s after %d attempts", delivery.id, delivery.event, attempts)
         else:
             fields.update(due_at=again)
+            outcome = "failed"
     await WebhookDelivery.filter(id=delivery.id, tenant=delivery.tenant).update(**fields)
+    metrics.webhook_attempt(outcome)
 
 
 async def deliver(tenant: str, now: datetime | None = None) -> int:
