@@ -19,6 +19,7 @@ import pytest
 from graphql import GraphQLObjectType, get_named_type
 from graph.api.guard import group_of
 from permissions.table import HELP_OUTSIDE_WORK, READS, TABLE_GROUPS, WEBHOOK_READERS, Group, Reader, Table
+from tests.receiver import settle_owed
 from tests.shop import ROLES, Client, Shop
 from tests.test_schema_groups import GUARDED_TYPES, SCHEMA
 
@@ -410,6 +411,7 @@ async def test_the_webhooks_and_their_deliveries_are_read_by_the_kit_and_auditor
     read = (await shop.client.ok(WEBHOOKS, {}, token(shop)))["webhooks"]
     defined = await refused_or_done(shop, WEBHOOK, {"url": "http://127.0.0.1:2/h", "events": ["STAND_IN"]},
                                     token(shop))
+    await settle_owed(shop.tenant)
 
     full = [{"id": hook["id"], "url": "http://127.0.0.1:1/h", "events": ["AgentTaskStarted"], "secret": None,
              "deliveries": [{"event": "AgentTaskStarted", "attempts": 0, "status": None}]}]

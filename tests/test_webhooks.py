@@ -17,7 +17,7 @@ from tortoise.connection import get_connection
 
 from models import IdempotencyKey, Webhook, WebhookDelivery
 from resolvers.webhooks import sender
-from tests.receiver import receiving
+from tests.receiver import receiving, settle_owed
 from tests.shop import Shop
 from tests.tables import state
 from tests.tenant_statements import caller, watched
@@ -34,6 +34,13 @@ def private(monkeypatch):
     """Receivers on loopback, as the tests' are; retries after a hundredth of a second."""
     monkeypatch.setenv("AGENTLOG_WEBHOOK_ALLOW_PRIVATE", "true")
     monkeypatch.setenv("AGENTLOG_WEBHOOK_RETRY_S", "0.01")
+
+
+@pytest.fixture(autouse=True)
+async def nothing_left_owed():
+    yield
+    for tenant in await WebhookDelivery.filter(due_at__isnull=False).distinct().values_list("tenant", flat=True):
+        await settle_owed(tenant)
 
 
 async def hooked(client, url: str, *events: str, **fields) -> tuple[Shop, dict]:
