@@ -87,12 +87,13 @@ def signed(delivery: WebhookDelivery, secret: str, now: datetime) -> dict[str, s
     }
 
 
-async def attempt(http: httpx.AsyncClient, delivery: WebhookDelivery, hook: Webhook, now: datetime) -> Attempt:
+async def attempt(http: httpx.AsyncClient, delivery: WebhookDelivery, hook: Webhook) -> Attempt:
+    """One attempt, signed as it is sent: a receiver refuses a `webhook-timestamp` far from its own clock."""
     why = await refusal(hook.url)
     if why is not None:
         return Attempt(None, f"not sent: {why}")
     try:
-        answer = await http.post(hook.url, content=delivery.body.encode(), headers=signed(delivery, hook.secret, now))
+        answer = await http.post(hook.url, content=delivery.body.encode(), headers=signed(delivery, hook.secret, datetime.now(timezone.utc)))
     except httpx.HTTPError as exc:
         return Attempt(None, f"{type(exc).__name__}: {exc}"[:ERROR_CHARS] or type(exc).__name__)
     return Attempt(answer.status_code, None if 200 <= answer.status_code < 300 else f"answered {answer.status_code}")
@@ -133,7 +134,7 @@ of their events, the webhooks side by side. Returns how many were tried."""
         async def in_order(hook_id: uuid.UUID, owed: list[WebhookDelivery]) -> None:
             hook = hooks.get(hook_id)
             for delivery in owed:
-                tried = await attempt(http, delivery, hook, when) if hook else Attempt(None, "its webhook was removed")
+                tried = await attempt(http, delivery, hook) if hook else Attempt(None, "its webhook was removed")
                 await record(delivery, tried, when)
 
         await asyncio.gather(*(in_order(hook_id, owed) for hook_id, owed in by_hook.items()))
