@@ -176,6 +176,10 @@ class Settings(BaseSettings):
         "(at most an hour), until 24 hours after the event, when it is given up", gt=0
     )
     webhook_timeout_s: float = setting(10, "seconds a webhook receiver has to answer one delivery", gt=0)
+    webhook_sender: bool = setting(
+        True, "`false`: this process sends no webhook deliveries and leaves them to the other processes sharing its "
+        "database (their outbox is the database's, so any one sender delivers them all)"
+    )
 
     @field_validator("read_database_urls")
     @classmethod
@@ -443,3 +447,7 @@ def webhook_retry_s() -> float:
 
 def webhook_timeout_s() -> float:
     return current().webhook_timeout_s
+
+
+def webhook_sender() -> bool:
+    return current().webhook_sender

@@ -18,6 +18,7 @@ from tests.servers import start_server
 def allowing_private(database):
     with pytest.MonkeyPatch.context() as patched:
         patched.setenv("AGENTLOG_WEBHOOK_ALLOW_PRIVATE", "true")
+        patched.setenv("AGENTLOG_WEBHOOK_SENDER", "true")
         server = start_server(database)
     try:
         yield server

@@ -1,6 +1,7 @@
 """A delivery owed is never lost by a crash: a real `agentlog serve` records work for a receiver that is failing,
 is killed with SIGKILL while the deliveries are pending, and the server started after it delivers them, signed as
-the first attempt was, with the same `webhook-id`."""
+the first attempts were, with the same `webhook-id`. Both run on a database of their own, so no other test's
+server takes part."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ import time
 import httpx
 from standardwebhooks import Webhook as Verifier
 
-from models import WebhookDelivery
 from tests.receiver import receiving
 from tests.servers import start_server
 from tests.shop import Client, Shop
-from tests.test_webhooks import DEFINE
+from tests.test_start_up import drop, empty_database
+from tests.test_webhooks import DEFINE, HOOKS
 
 DEADLINE_S = 60
 
@@ -30,44 +31,53 @@ async def until(check, what: str) -> None:
 
 async def test_deliveries_pending_when_a_server_is_killed_are_delivered_by_the_next(database, monkeypatch):
     monkeypatch.setenv("AGENTLOG_WEBHOOK_ALLOW_PRIVATE", "true")
+    monkeypatch.setenv("AGENTLOG_WEBHOOK_SENDER", "true")
     monkeypatch.setenv("AGENTLOG_WEBHOOK_RETRY_S", "0.2")
     monkeypatch.setenv("AGENTLOG_WEBHOOK_TIMEOUT_S", "1")
-    with receiving(*[500] * 10_000) as receiver:
-        first = await asyncio.to_thread(start_server, database)
-        try:
-            async with httpx.AsyncClient(base_url=first.url, timeout=30) as http:
-                shop = Shop(Client(http))
-                await shop.setup()
-                hook = (await shop.client.ok(DEFINE, {"input": {"url": receiver.url, "events": [
-                    "AgentTaskStarted", "AgentTaskFinished"]}}, shop.kit))["defineWebhook"]
-                task = await shop.estimate()
+    url, name = await empty_database(database)
+    try:
+        with receiving(*[500] * 10_000) as receiver:
+            first = await asyncio.to_thread(start_server, url)
+            try:
+                async with httpx.AsyncClient(base_url=first.url, timeout=30) as http:
+                    shop = Shop(Client(http))
+                    await shop.setup()
+                    hook = (await shop.client.ok(DEFINE, {"input": {"url": receiver.url, "events": [
+                        "AgentTaskStarted", "AgentTaskFinished"]}}, shop.kit))["defineWebhook"]
+                    task = await shop.estimate()
 
-            async def both_tried() -> bool:
-                return {r.headers["webhook-id"] for r in receiver.received} == {
-                    str(d.id) for d in await WebhookDelivery.filter(tenant=shop.tenant)} != set()
+                async def both_tried() -> bool:
+                    return len({r.headers["webhook-id"] for r in receiver.received}) == 2
 
-            await until(both_tried, "the first server to try both deliveries")
-        finally:
-            os.killpg(first.process.pid, signal.SIGKILL)
-            first.process.wait(timeout=15)
-        pending = await WebhookDelivery.filter(tenant=shop.tenant, delivered_at__isnull=True).count()
-        tried = {r.headers["webhook-id"] for r in receiver.received}
-        receiver.answers.clear()
+                await until(both_tried, "the first server to try both deliveries")
+            finally:
+                os.killpg(first.process.pid, signal.SIGKILL)
+                first.process.wait(timeout=15)
+            tried = {r.headers["webhook-id"] for r in receiver.received}
+            failed = len(receiver.received)
+            receiver.answers.clear()
 
-        second = await asyncio.to_thread(start_server, database)
-        try:
-            async def delivered() -> bool:
-                return await WebhookDelivery.filter(tenant=shop.tenant, delivered_at__isnull=True).count() == 0
+            second = await asyncio.to_thread(start_server, url)
+            try:
+                async with httpx.AsyncClient(base_url=second.url, timeout=30) as http:
+                    client = Client(http)
 
-            await until(delivered, "the second server to deliver what was pending")
-        finally:
-            second.stop()
+                    async def delivered() -> bool:
+                        [listed] = (await client.ok(HOOKS, {}, shop.kit))["webhooks"]
+                        return all(d["deliveredAt"] for d in listed["deliveries"])
 
-    assert pending == 2
-    last = {r.headers["webhook-id"]: r for r in receiver.received}
-    assert set(last) == tried
-    told = [Verifier(hook["secret"]).verify(r.body, r.headers) for r in last.values()]
+                    await until(delivered, "the second server to deliver what was pending")
+                    [listed] = (await client.ok(HOOKS, {}, shop.kit))["webhooks"]
+            finally:
+                second.stop()
+    finally:
+        await drop(database, name)
+
+    after = receiver.received[failed:]
+    assert {r.headers["webhook-id"] for r in after} == tried
+    told = [Verifier(hook["secret"]).verify(r.body, r.headers) for r in after]
     assert sorted((t["type"], t["data"]["task"]["id"]) for t in told) == [
         ("AgentTaskFinished", task), ("AgentTaskStarted", task)]
-    for delivery in await WebhookDelivery.filter(tenant=shop.tenant):
-        assert delivery.attempts >= 2 and delivery.status == 200 and delivery.delivered_at is not None
+    assert {d["id"] for d in listed["deliveries"]} == tried
+    for logged in listed["deliveries"]:
+        assert logged["attempts"] >= 2 and logged["status"] == 200

@@ -163,8 +163,12 @@ def wake() -> None:
 
 @asynccontextmanager
 async def sending() -> AsyncIterator[None]:
-    """While the server runs: deliveries due are sent, each round after POLL_S or a write that owed one."""
+    """While the server runs: deliveries due are sent, each round after POLL_S or a write that owed one; nothing
+    with AGENTLOG_WEBHOOK_SENDER=false."""
     global _woken
+    if not settings.webhook_sender():
+        yield
+        return
     woken = _woken = asyncio.Event()
 
     async def loop() -> None:
