@@ -43,6 +43,7 @@ from resolvers.events import flowing
 from resolvers.otlp import sweep
 from resolvers.events import replicas
 from resolvers.forget import retention
+from resolvers.webhooks import sender
 from resolvers.write import signing
 from models.errors import Unauthenticated
 
@@ -131,7 +132,8 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
             log.info("checkpoints are signed by %s", signing.verifier_key())
             log.info("agentlog is keeping its record in the %s", describe_url(url))
             settle_heap()
-            async with replicas.serving(), flowing.running(db.dialect()), sweep.sweeping(), retention.sweeping():
+            async with replicas.serving(), flowing.running(db.dialect()), sweep.sweeping(), retention.sweeping(), \
+                    sender.sending():
                 yield
 
     routes = [

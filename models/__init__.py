@@ -20,6 +20,8 @@ MODULES = {
     "SignedCheckpoint": "models.rows.checkpoint",
     "TenantPolicies": "models.rows.policies",
     "TraceEvent": "models.rows.trace_event",
+    "Webhook": "models.rows.webhooks.webhook",
+    "WebhookDelivery": "models.rows.webhooks.delivery",
     "WorkHold": "models.rows.hold",
 }
 

@@ -35,6 +35,8 @@ MODEL_MODULES = [
     "models.rows.review",
     "models.rows.task",
     "models.rows.trace_event",
+    "models.rows.webhooks.delivery",
+    "models.rows.webhooks.webhook",
 ]
 
 

@@ -29,6 +29,7 @@ from permissions.table import (
     READS,
     RUNNING_TRACE_READERS,
     TABLE_GROUPS,
+    WEBHOOK_READERS,
     Reader,
     groups_of,
 )
@@ -154,6 +155,10 @@ class Access:
     async def reads_running_traces(self) -> bool:
         """Spans still waiting to be placed, never their content (SPEC 9.1)."""
         return bool(RUNNING_TRACE_READERS & await self.standing())
+
+    async def reads_webhooks(self) -> bool:
+        """The tenant's webhooks and their delivery logs (SPEC 9.2)."""
+        return bool(WEBHOOK_READERS & await self.standing())
 
     async def list_scope(self) -> ListScope | None:
         """Which tasks a list reads for the caller, and where a search may match; None: none at all."""

@@ -57,6 +57,7 @@ ERASERS = frozenset({Reader.ERASES})
 ERASURE_LOG_READERS = frozenset({Reader.AUDITS, Reader.ERASES})
 LEDGER_READERS = frozenset({Reader.AUDITS})
 RUNNING_TRACE_READERS = frozenset({Reader.SUPERVISES, Reader.AUDITS, Reader.READS_ALL, Reader.KIT})
+WEBHOOK_READERS = frozenset({Reader.AUDITS, Reader.KIT})
 
 EVERY_READER_READS: frozenset[Group] = frozenset.intersection(
     *(groups for table in (READS, HELP_OUTSIDE_WORK) for groups in table.values())

@@ -36,6 +36,10 @@ LINES = Counter(
 )
 OTLP_SPANS = Counter("agentlog_otlp_spans", "OTLP spans received, taken or rejected.", ["outcome"])
 VERIFY_FAILURES = Counter("agentlog_verify_failures", "Chains found broken by verifyTrace.")
+WEBHOOK_ATTEMPTS = Counter(
+    "agentlog_webhook_attempts", "Webhook delivery attempts, by outcome: delivered, failed (tried again later) or "
+    "given_up (the last, 24 hours after its event).", ["outcome"]
+)
 SUBSCRIBERS = Gauge(
     "agentlog_subscribers", "Live taskEvents subscriptions.", multiprocess_mode="livesum"
 )
@@ -102,6 +106,10 @@ def answered_by(node: str) -> None:
 
 def verify_failed() -> None:
     VERIFY_FAILURES.inc()
+
+
+def webhook_attempt(outcome: str) -> None:
+    WEBHOOK_ATTEMPTS.labels(outcome).inc()
 
 
 def pool_in_use() -> int:

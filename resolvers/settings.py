@@ -167,6 +167,19 @@ class Settings(BaseSettings):
         5, "seconds a replica may lag behind the primary and still answer a read that sent no consistency token",
         gt=0,
     )
+    webhook_allow_private: bool = setting(
+        False, "`true` lets a webhook name a loopback, private or link-local address (a receiver on the same "
+        "host or network); otherwise such a URL is refused when defined and each delivery to it is refused"
+    )
+    webhook_retry_s: float = setting(
+        5, "seconds before a failed webhook delivery is first tried again; each wait is twice the one before "
+        "(at most an hour), until 24 hours after the event, when it is given up", gt=0
+    )
+    webhook_timeout_s: float = setting(10, "seconds a webhook receiver has to answer one delivery", gt=0)
+    webhook_sender: bool = setting(
+        True, "`false`: this process sends no webhook deliveries and leaves them to the other processes sharing its "
+        "database (their outbox is the database's, so any one sender delivers them all)"
+    )
 
     @field_validator("read_database_urls")
     @classmethod
@@ -422,3 +435,19 @@ def read_database_urls() -> list[str]:
 
 def replica_max_lag_s() -> float:
     return current().replica_max_lag_s
+
+
+def webhook_allow_private() -> bool:
+    return current().webhook_allow_private
+
+
+def webhook_retry_s() -> float:
+    return current().webhook_retry_s
+
+
+def webhook_timeout_s() -> float:
+    return current().webhook_timeout_s
+
+
+def webhook_sender() -> bool:
+    return current().webhook_sender

@@ -75,7 +75,9 @@ def launch(command: list, cwd: Path, env: dict[str, str], startup_seconds: float
 
 
 def start_server(database_url: str, *options: str) -> Server:
-    env = {**os.environ, "AGENTLOG_DATABASE_URL": database_url}
+    """A server on the database; it sends webhook deliveries only when the environment sets
+    AGENTLOG_WEBHOOK_SENDER=true, so it never takes those owed to another test's receiver."""
+    env = {"AGENTLOG_WEBHOOK_SENDER": "false", **os.environ, "AGENTLOG_DATABASE_URL": database_url}
     command = [
         "timeout", "--kill-after=10", str(LIFETIME_SECONDS),
         sys.executable, "-m", "graph.cli", "serve", "--host", "127.0.0.1", "--port", "0", *options,

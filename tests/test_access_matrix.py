@@ -18,7 +18,10 @@ import orjson
 import pytest
 from graphql import GraphQLObjectType, get_named_type
 from graph.api.guard import group_of
-from permissions.table import HELP_OUTSIDE_WORK, LEDGER_READERS, READS, TABLE_GROUPS, Group, Reader, Table
+from permissions.table import (
+    HELP_OUTSIDE_WORK, LEDGER_READERS, READS, TABLE_GROUPS, WEBHOOK_READERS, Group, Reader, Table,
+)
+from tests.receiver import settle_owed
 from tests.shop import ROLES, Client, Shop
 from tests.test_schema_groups import GUARDED_TYPES, SCHEMA
 
@@ -408,3 +411,28 @@ async def test_only_a_person_holding_a_role_holds_records_names_holds_and_releas
     assert held == expected
     assert hold == ({"by": {"id": "carla"}} if expected == "DONE" else None)
     assert released in (None, "DONE")
+
+
+WEBHOOK = "mutation($input: WebhookInput!) { defineWebhook(input: $input) { id } }"
+WEBHOOKS = "{ webhooks { id url events secret deliveries(first: 5) { event attempts status } } }"
+
+
+@pytest.mark.parametrize("label", READERS)
+async def test_the_webhooks_and_their_deliveries_are_read_by_the_kit_and_auditors_only(client, label, monkeypatch):
+    monkeypatch.setenv("AGENTLOG_WEBHOOK_ALLOW_PRIVATE", "true")
+    reader, token = READERS[label]
+    shop = Shop(client)
+    await shop.setup()
+    hook = (await shop.client.ok(WEBHOOK, {"input": {"url": "http://127.0.0.1:1/h", "events": ["AgentTaskStarted"]}},
+                                 shop.kit))["defineWebhook"]
+    await shop.start()
+
+    read = (await shop.client.ok(WEBHOOKS, {}, token(shop)))["webhooks"]
+    defined = await refused_or_done(shop, WEBHOOK, {"url": "http://127.0.0.1:2/h", "events": ["STAND_IN"]},
+                                    token(shop))
+    await settle_owed(shop.tenant)
+
+    full = [{"id": hook["id"], "url": "http://127.0.0.1:1/h", "events": ["AgentTaskStarted"], "secret": None,
+             "deliveries": [{"event": "AgentTaskStarted", "attempts": 0, "status": None}]}]
+    assert read == (full if reader in WEBHOOK_READERS else [])
+    assert defined == ("DONE" if reader is Reader.KIT else "UNAUTHENTICATED" if label == "no token" else "FORBIDDEN")

@@ -98,6 +98,8 @@ ANONYMISE = "mutation($task: ID!, $why: String!) { anonymiseAgentWork(task: $tas
 FORGET = "mutation($task: ID!) { forgetAgentWork(task: $task) }"
 ERASE_HELP = "mutation($help: ID!, $why: String!) { eraseAgentHelp(help: $help, why: $why) }"
 STOP = "mutation($input: StopTaskInput!) { stopTask(input: $input) { id } }"
+WEBHOOK = "mutation($input: WebhookInput!) { defineWebhook(input: $input) { id } }"
+REMOVE_WEBHOOK = "mutation($id: ID!) { removeWebhook(id: $id) }"
 NOT_UNICODE = "\ud800"
 MODEL = {"model": "Everyday", "inputTokens": 1, "outputTokens": 1, "costMicros": 1}
 STARTING = {"agent": "Estimator", "skill": "X", "actor": {"id": "a"}}
@@ -175,6 +177,13 @@ BAD_INPUTS = {
     "stopping no task id": (STOP, lambda task: {"input": {"task": "not-a-uuid", "reason": "Done."}}, "input.task"),
     "a stop's reason too long": (STOP, lambda task: {"input": {"task": task, "reason": "r" * (LINE_CHARS + 1)}},
                                  "input.reason"),
+    "a webhook's unknown event": (WEBHOOK, lambda task: {"input": {"url": "https://example.com/h",
+                                                                  "events": ["AgentTaskExploded"]}}, "input.events"),
+    "a webhook's secret not whsec_": (WEBHOOK, lambda task: {"input": {"url": "https://example.com/h", "events": [
+        "CHAIN_BROKEN"], "secret": "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0"}}, "input.secret"),
+    "a webhook on loopback": (WEBHOOK, lambda task: {"input": {"url": "http://127.0.0.1:8000/h",
+                                                              "events": ["STAND_IN"]}}, "input.url"),
+    "removing no webhook id": (REMOVE_WEBHOOK, lambda task: {"id": "not-a-uuid"}, "id"),
     "written into the document": ('mutation { startTask(input: {agent: "Estimator", skill: "X", actor: {id: 5}}) { id } }',
                                   lambda task: None, "input.actor.id"),
     "a line written into the document": (

@@ -24,6 +24,8 @@ POLICIES = "mutation($input: PoliciesInput!) { definePolicies(input: $input) { r
 PRICE = ("mutation($input: ModelPriceInput!) { setModelPrice(input: $input) { model } }")
 HOLD = "mutation($input: HoldInput!) { holdWork(input: $input) { id } }"
 RELEASE = "mutation($input: HoldInput!) { releaseHold(input: $input) { id } }"
+DEFINE_WEBHOOK = "mutation($input: WebhookInput!) { defineWebhook(input: $input) { id secret } }"
+REMOVE_WEBHOOK = "mutation($id: ID!) { removeWebhook(id: $id) }"
 ERASURES = {
     "eraseAgentWorkContent": "mutation($task: ID!) { eraseAgentWorkContent(task: $task, why: \"Mia asked.\") }",
     "anonymiseAgentWork": "mutation($task: ID!) { anonymiseAgentWork(task: $task, why: \"Mia asked.\") }",
@@ -112,6 +114,26 @@ async def test_each_kind_of_change_makes_one_line_and_a_change_to_nothing_none(c
     assert found[6]["payload"]["by"] == {"id": "carla", "name": "Carla", "kit": False}
     assert found[6]["payload"]["reason"] == "A complaint."
     assert found[8]["payload"]["task"] == task and found[8]["payload"]["lines"] > 0
+    assert (await shop.check(str(ledger_id(shop.tenant)), ana(shop)))["intact"] is True
+
+
+async def test_defining_and_removing_a_webhook_are_ledger_lines_without_its_secret(client, monkeypatch):
+    monkeypatch.setenv("AGENTLOG_WEBHOOK_ALLOW_PRIVATE", "true")
+    shop = Shop(client)
+    await shop.setup()
+    url = "http://127.0.0.1:9/hooks"
+    hook = (await client.ok(DEFINE_WEBHOOK, {"input": {"url": url, "events": ["AgentTaskFailed"]}},
+                            shop.kit))["defineWebhook"]
+    await client.ok(REMOVE_WEBHOOK, {"id": hook["id"]}, shop.kit)
+
+    found = [c for c in await changes(shop) if c["payload"]["change"].endswith("Webhook")]
+
+    assert [(c["payload"]["change"], c["summary"]) for c in found] == [
+        ("defineWebhook", f"The kit agent-kit defined the webhook {hook['id']} for {url}."),
+        ("removeWebhook", f"The kit agent-kit removed the webhook {hook['id']}."),
+    ]
+    assert found[0]["payload"]["events"] == ["AgentTaskFailed"] and found[0]["payload"]["url"] == url
+    assert hook["secret"] not in str(found)
     assert (await shop.check(str(ledger_id(shop.tenant)), ana(shop)))["intact"] is True
 
 

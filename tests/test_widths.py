@@ -70,7 +70,7 @@ WRITTEN_BY_SERVER = {
     ("OtlpSpan", "trace_id"), ("OtlpSpan", "span_id"), ("OtlpSpan", "parent_span_id"), ("OtlpPlacedSpan", "trace_id"),
     ("OtlpPlacedSpan", "span_id"), ("OtlpPlacedSpan", "parent_span_id"), ("OtlpPlacedSpan", "kind"),
     ("SignedCheckpoint", "head"), ("OtlpOpenTask", "trace_id"), ("OtlpOpenTask", "span_id"), ("Review", "verdict"),
-    ("Review", "evaluator"),
+    ("Review", "evaluator"), ("WebhookDelivery", "event"),
 }
 
 

@@ -1,6 +1,6 @@
-"""What a recorded line sends: the tree locked and the agent's logging mode read in one statement, then, on
-PostgreSQL, everything it stores in one more (the meter row with its turn, the line, the head and its signed
-checkpoint). Every statement here is a round trip on every line a kit records."""
+"""What a recorded line sends: the tree locked, the agent's logging mode and the tenant's webhooks read in one
+statement, then, on PostgreSQL, everything it stores in one more (the meter row with its turn, the line, the head
+and its signed checkpoint). Every statement here is a round trip on every line a kit records."""
 
 import re
 
@@ -19,6 +19,10 @@ def postgres() -> bool:
 
 def tables(sql: str) -> set[str]:
     return set(re.findall(r'(?:FROM|JOIN|INTO|UPDATE) "(\w+)"', sql))
+
+
+LOCKED = {"agent_task", "agent", "webhook"}
+"""What the statement that locks the tree reads: the tree, the agent's logging, the tenant's webhooks."""
 
 
 def reads(sent) -> list[set[str]]:
@@ -41,10 +45,10 @@ async def test_a_model_call_reads_the_locked_tree_with_the_agents_logging_then_i
 
     if postgres():
         assert len(sent) == 2
-        assert reads(sent) == [{"agent_task", "agent"}]
+        assert reads(sent) == [LOCKED]
         assert tables(sent[1].sql) == {"llm_call", "trace_event", "agent_task", "checkpoint"}
     else:
-        assert reads(sent) == [{"agent_task", "agent"}, {"llm_call"}]
+        assert reads(sent) == [LOCKED, {"llm_call"}]
 
 
 async def test_a_tool_call_its_result_and_the_end_each_read_only_the_locked_tree(client):
@@ -56,7 +60,7 @@ async def test_a_tool_call_its_result_and_the_end_each_read_only_the_locked_tree
     result = await sent_by(shop, "recordToolResult", {"task": task, "tool": "PartsFor", "output": []})
     end = await sent_by(shop, "endTask", {"task": task, "status": "DONE"})
 
-    assert reads(tool_call) == reads(result) == reads(end) == [{"agent_task", "agent"}]
+    assert reads(tool_call) == reads(result) == reads(end) == [LOCKED]
     if postgres():
         assert len(tool_call) == len(result) == 2
         assert tables(tool_call[1].sql) == tables(result[1].sql) == {"trace_event", "agent_task", "checkpoint"}

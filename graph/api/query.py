@@ -26,6 +26,7 @@ from resolvers.write import signing
 from resolvers.read import running, task_list, usage
 from resolvers.read.session import read_session
 from resolvers.read.verify import verify_task
+from resolvers.webhooks import outbox
 
 
 @strawberry.type
@@ -106,7 +107,10 @@ class Query:
         row = await rows_seen.task_row(info.context.access, task)
         if row is None:
             return None
-        return TraceCheck.of(await verify_task(row.id, row.tenant))
+        check = await verify_task(row.id, row.tenant)
+        if check is not None and not check.intact:
+            await outbox.tell_broken(row.tenant, row.root_id, row.id, check)
+        return TraceCheck.of(check)
 
     @strawberry.field(description="The C2SP verifier key that checks every checkpoint this server signs; public.")
     def checkpoint_key(self) -> str:

@@ -24,6 +24,7 @@ from graph.fast.execution import TreeExecution
 from graph.api.mutations.kit import KitMutation
 from graph.api.mutations.prices import PriceMutation, PriceQuery
 from graph.api.mutations.stop import StopMutation
+from graph.api.mutations.webhooks import WebhookMutation, WebhookQuery
 from graph.api.nul import RefuseNul
 from graph.api.query import Query
 from graph.api.read_routing import RoutedOperations, note_failures
@@ -33,9 +34,9 @@ from graph.api.write_answers import WriteAnswers
 from graph.types.scalars import SCALARS
 from resolvers import settings
 
-QUERIES: tuple[type, ...] = (Query, ErasureQuery, PriceQuery)
+QUERIES: tuple[type, ...] = (Query, ErasureQuery, PriceQuery, WebhookQuery)
 MUTATIONS: tuple[type, ...] = (
-    KitMutation, BatchMutation, ErasureMutation, PriceMutation, AnswerMutation, StopMutation
+    KitMutation, BatchMutation, ErasureMutation, PriceMutation, AnswerMutation, StopMutation, WebhookMutation
 )
 
 

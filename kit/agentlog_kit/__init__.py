@@ -32,6 +32,7 @@ from agentlog_kit.types import (
     TaskStatus,
     ToolCallFields,
     ToolResultFields,
+    Webhook,
 )
 from agentlog_kit.wire import Retry
 
@@ -40,5 +41,5 @@ __all__ = [
     "BudgetExceeded", "BudgetWarning", "Conflict", "EndFields", "Forbidden", "Help", "Internal", "Kit",
     "ModelCallFields", "ModelPrice", "NotFound", "Policies", "PriceFields", "Principal", "PrincipalDict", "Retry",
     "StopAsked", "Task", "TaskFields", "TaskScope", "TaskStatus", "ToolCall", "ToolCallFields", "ToolResultFields",
-    "Unauthenticated", "Unavailable", "WorkRunning",
+    "Unauthenticated", "Unavailable", "Webhook", "WorkRunning",
 ]

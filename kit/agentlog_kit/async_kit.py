@@ -13,7 +13,7 @@ import httpx
 
 from agentlog_kit.async_task import CURRENT, AsyncTask, AsyncTaskScope
 from agentlog_kit.errors import StopAsked
-from agentlog_kit.types import Agent, Help, ModelPrice, Policies, PriceFields, Principal, TaskFields
+from agentlog_kit.types import Agent, Help, ModelPrice, Policies, PriceFields, Principal, TaskFields, Webhook
 from agentlog_kit.values import arguments, jsonable, principal, text
 from agentlog_kit.wire import Retry, Wire, graphql_input
 
@@ -23,6 +23,7 @@ R = TypeVar("R")
 AGENT_FIELDS = "name purpose roles transcriptReaders logging"
 POLICY_FIELDS = "supervisesAgents auditsAgents teachesAgents readsAllAgentWork erasesAgentRecords"
 HELP_FIELDS = "id askedAt answeredAt"
+WEBHOOK_FIELDS = "id url events secret"
 PRICE_FIELDS = "model provider inputMicrosPerMillion outputMicrosPerMillion cachedInputMicrosPerMillion effectiveFrom"
 
 
@@ -98,6 +99,20 @@ class AsyncKit:
             "idempotency_key": idempotency_key})
         return Policies(data["supervisesAgents"], data["auditsAgents"], data["teachesAgents"],
                         data["readsAllAgentWork"], data["erasesAgentRecords"])
+
+    async def define_webhook(self, url: str, events: list[str], *, secret: str | None = None,
+                             idempotency_key: str | None = None) -> Webhook:
+        """Sends the tenant's `events` (task event names, `CHAIN_BROKEN`, `STAND_IN`) to `url`, each delivery
+        signed per Standard Webhooks with `secret` (`whsec_…`; made by the server when left out, and answered here
+        only)."""
+        data = await self._write("defineWebhook", "WebhookInput", WEBHOOK_FIELDS, {
+            "url": url, "events": events, "secret": secret, "idempotency_key": idempotency_key})
+        return Webhook(data["id"], data["url"], data["events"], data["secret"])
+
+    async def remove_webhook(self, id: str) -> bool:
+        """Removes the webhook and its delivery log; nothing more is sent to it."""
+        data = await self.wire.send({"query": "mutation($id: ID!) { removeWebhook(id: $id) }", "variables": {"id": id}})
+        return data["removeWebhook"]
 
     async def set_model_price(self, model: str, **fields: Unpack[PriceFields]) -> ModelPrice:
         """Sets the tenant's price of a model, from which calls recorded without `cost_micros` are priced."""

@@ -33,6 +33,7 @@ from agentlog_kit.types import (
     TaskStatus,
     ToolCallFields,
     ToolResultFields,
+    Webhook,
 )
 from agentlog_kit.values import arguments, jsonable
 from agentlog_kit.wire import Retry
@@ -201,6 +202,13 @@ class Kit:
             reads_all_agent_work=reads_all_agent_work, erases_agent_records=erases_agent_records,
             retain_days=retain_days, retention_basis=retention_basis, holds_records=holds_records,
             idempotency_key=idempotency_key))
+
+    def define_webhook(self, url: str, events: list[str], *, secret: str | None = None,
+                       idempotency_key: str | None = None) -> Webhook:
+        return self._run(self.kit.define_webhook(url, events, secret=secret, idempotency_key=idempotency_key))
+
+    def remove_webhook(self, id: str) -> bool:
+        return self._run(self.kit.remove_webhook(id))
 
     def set_model_price(self, model: str, **fields: Unpack[PriceFields]) -> ModelPrice:
         return self._run(self.kit.set_model_price(model, **fields))

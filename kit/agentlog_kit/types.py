@@ -108,6 +108,17 @@ class Policies:
 
 
 @dataclass(frozen=True)
+class Webhook:
+    """A webhook of the tenant: where its events are sent. `secret` (`whsec_…`) is given by `define_webhook` only:
+    keep it where the receiver verifies each delivery's signature."""
+
+    id: str
+    url: str
+    events: list[str]
+    secret: str | None
+
+
+@dataclass(frozen=True)
 class Help:
     """A help request. Its question and answer are content, which a kit token does not read back."""
 

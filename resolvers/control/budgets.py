@@ -17,6 +17,8 @@ from typing import Any
 from models import AgentTask
 from resolvers.events.notices import publish_task
 from resolvers.control import answers
+from resolvers.webhooks import outbox
+from resolvers.webhooks.wanted import Hooks
 
 SHARES = (80, 100)
 """The marks told, in percent of a limit."""
@@ -129,6 +131,17 @@ def weigh(spend: Spend, cost: int) -> list[Crossing]:
 
 
 CROSSED = "AgentTaskBudgetCrossed"
+
+
+async def owe_crossed(conn: Any, tenant: str, hooks: Hooks, crossed: list[Crossing]) -> None:
+    """The crossings written to the outbox of the webhooks that want them, in the write's transaction: two
+    statements more (the tasks' figures, the deliveries), only for a write that crossed a mark of a tenant with
+    such a webhook."""
+    if not crossed or not hooks.want(CROSSED):
+        return
+    rows = {str(row.id): row for row in
+            await AgentTask.filter(tenant=tenant, id__in=[c.task_id for c in crossed]).using_db(conn)}
+    await outbox.owe(conn, tenant, hooks, [outbox.task_event(CROSSED, rows[c.task_id], c.share) for c in crossed])
 
 
 async def tell_crossed(tenant: str, crossed: list[Crossing]) -> None:

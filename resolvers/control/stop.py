@@ -14,6 +14,7 @@ from permissions.principal import Principal
 from resolvers.events.notices import publish_task
 from resolvers.write import checks, sentences
 from resolvers.control import stop_asks
+from resolvers.webhooks import outbox
 from resolvers.write.append import append, kit_write, now, running_task, task_of
 
 STOP_ASKED = "AgentTaskStopAsked"
@@ -50,6 +51,7 @@ async def stop_task(access: Access, data: dict[str, Any]) -> AgentTask:
         await append(root, line, conn)
         if task.id == root.id:
             task.stops, task.chain_length, task.chain_head = root.stops, root.chain_length, root.chain_head
+        await outbox.owe(conn, person.tenant, running.hooks, [outbox.task_event(STOP_ASKED, task, at=at)])
         told.append(task)
         return task
 

@@ -276,3 +276,18 @@ def reading_from(replica: Replica | None) -> Iterator[None]:
         yield
     finally:
         handler.reset(token)
+
+
+@contextmanager
+def on_primary() -> Iterator[None]:
+    """Everything the block runs on the ORM's default connection runs on the primary, even within a read a
+    replica answers: for the few writes a read makes (a check that found a fault tells the webhooks)."""
+    if _routing is None or _routing.primary is None:
+        yield
+        return
+    handler = get_connections()
+    token = handler.set("default", _routing.primary)
+    try:
+        yield
+    finally:
+        handler.reset(token)

@@ -24,6 +24,7 @@ from permissions.principal import Principal
 from resolvers.write import checks, sentences
 from models.errors import BadInput, Forbidden, NotFound, Unauthenticated, WorkRunning
 from resolvers.events.notices import publish_task
+from resolvers.webhooks import outbox
 from resolvers.read.tree import under_any
 from resolvers.write.append import append, lock_tree, now
 from resolvers.answer.holds import refuse_held
@@ -138,6 +139,9 @@ async def anonymise(root: AgentTask, at: datetime, conn: Any) -> int:
     return erased
 
 
+ERASED_EVENT = "AgentWorkErased"
+
+
 def erased_sentence(erasure: Erasure, at: datetime, by: Principal, entry: uuid.UUID) -> str:
     said = sentences.erased(WHICH[erasure], rfc3339(at), {"id": by.sub, "name": by.name})
     return f"{said} Why is kept in the erasure log, entry {entry}."
@@ -167,8 +171,20 @@ async def _erase_work(access: Access, erasure: Erasure, task_id: str, why: str) 
         await entry.save(using_db=conn, force_create=True)
         await record_change(conn, by.tenant, by, MUTATIONS[erasure], _erased_said(task, root, count, entry),
                             f"{SAID[erasure]} {root.id}")
+        await owe_erased(conn, task, reread=True)
     await publish_task("AgentWorkErased", await AgentTask.get(id=task.id, tenant=task.tenant))
     return count
+
+
+async def owe_erased(conn: Any, task: AgentTask, reread: bool = False) -> None:
+    """AgentWorkErased written to the outbox of the webhooks that want it, in the erasure's transaction; the task
+    as the erasure left it (`reread`), or as it stood before it was forgotten."""
+    hooks = await outbox.read_hooks(conn, task.tenant)
+    if not hooks.want(ERASED_EVENT):
+        return
+    if reread:
+        task = await AgentTask.get(id=task.id, tenant=task.tenant).using_db(conn)
+    await outbox.owe(conn, task.tenant, hooks, [outbox.task_event(ERASED_EVENT, task)])
 
 
 async def erase_work_content(access: Access, task_id: str, why: str) -> int:
@@ -187,6 +203,7 @@ async def forget_work(access: Access, task_id: str) -> int:
     async with in_transaction() as conn:
         task, root = await ended_tree(by.tenant, task_id, conn)
         receipts = await forget_tree(task, root, by, now(), None, conn, MUTATIONS[Erasure.FORGET])
+        await owe_erased(conn, task)
     await publish_task("AgentWorkErased", task)
     return receipts
 

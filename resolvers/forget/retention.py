@@ -23,7 +23,7 @@ from models.errors import Forbidden, NotFound, WorkRunning
 from permissions.principal import Principal
 from resolvers import settings
 from resolvers.events import replicas
-from resolvers.forget.erasure import ended_tree, forget_tree
+from resolvers.forget.erasure import ended_tree, forget_tree, owe_erased
 from resolvers.events.notices import publish_task
 from resolvers.write.append import now
 
@@ -66,6 +66,7 @@ async def forget_expired(tenant: str, days: int, at: datetime) -> int:
             async with in_transaction() as conn:
                 task, root = await ended_tree(tenant, root_id, conn)
                 await forget_tree(task, root, retainer(tenant), at, why, conn, BY)
+                await owe_erased(conn, task)
         except (NotFound, WorkRunning, Forbidden):
             continue
         await publish_task("AgentWorkErased", task)

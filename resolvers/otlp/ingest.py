@@ -29,7 +29,9 @@ from resolvers import settings
 from resolvers.write import lines, made_task
 from resolvers.otlp import store as waiting_spans
 from resolvers.write import sentences
-from resolvers.events.notices import publish_tasks
+from resolvers.events.notices import publish_tasks, snapshot_of
+from resolvers.webhooks import outbox
+from resolvers.webhooks.wanted import NO_HOOKS, STAND_IN as STAND_IN_EVENT, Hooks, hooks_column, hooks_of
 from resolvers.write.kit import ENDED_EVENTS
 from resolvers.write.made_task import MadeTask
 from resolvers.otlp.kept import KEPT
@@ -60,7 +62,9 @@ SIBLINGS = (
     'SELECT "parent_id", COUNT(*) AS "n" FROM "agent_task" WHERE "tenant"=$1 AND "parent_id" IN ({}) GROUP BY "parent_id"'
 )
 LAST_TURNS = 'SELECT "task_id", MAX("turn") AS "last" FROM "llm_call" WHERE "tenant"=$1 AND "task_id" IN ({}) GROUP BY "task_id"'
-LOGGING = 'SELECT "name","logging" FROM "agent" WHERE "tenant"=$1 AND "name" IN ({})'
+LOGGING = ('SELECT "name","logging",NULL AS "hooks" FROM "agent" WHERE "tenant"=$1 AND "name" IN ({}) '
+           'UNION ALL SELECT NULL,NULL,{}')
+"""The agents' logging, and one row more naming the tenant's webhooks (resolvers/webhooks/wanted.py)."""
 ENDS = 'UPDATE "agent_task" SET "status"=$1, "ended_at"=$2 WHERE "tenant"=$3 AND "id"=$4'
 CLOSES = ('UPDATE "agent_task" SET "status"=$1, "ended_at"=$2, "outcome"=$3, "result"=$4 '
           'WHERE "tenant"=$5 AND "id"=$6')
@@ -237,6 +241,8 @@ class Placing:
         self.waited: list[str] = []
         self.opening: set[str] = set()
         self.closing: dict[str, tuple[uuid.UUID, Mapped]] = {}
+        self.hooks: Hooks = NO_HOOKS
+        self.under_stand_in: list[str] = []
 
     async def read(self, db: Pipeline, known: dict[str, Mapped], waiting: list[tuple],
                    stored: dict[str, str]) -> None:
@@ -265,7 +271,7 @@ class Placing:
         self.stand_in = self.tasks.get(stand_in_id) if stand_in_id else None
         if self.stand_in is not None and self.stand_in.status != TaskStatus.RUNNING:
             self.stand_in = None
-        under_stand_in = [sid for sid, target in found.items() if target is STAND_IN]
+        under_stand_in = self.under_stand_in = [sid for sid, target in found.items() if target is STAND_IN]
         if under_stand_in and self.stand_in is None:
             at = time_of(min(self.bodies[sid]["start"] for sid in under_stand_in))
             self.stand_in = self.make_stand_in(at)
@@ -397,8 +403,11 @@ class Placing:
             return
         names = sorted(agents)
         marks = ",".join(f"${i}" for i in range(2, len(names) + 2))
-        rows = await self.conn.execute_query_dict(placeholders(self.conn, LOGGING.format(marks)), [self.tenant, *names])
-        self.logging = {row["name"]: row["logging"] for row in rows}
+        hooks = hooks_column(self.conn.capabilities.dialect, len(names) + 2)
+        rows = await self.conn.execute_query_dict(placeholders(self.conn, LOGGING.format(marks, hooks)),
+                                                  [self.tenant, *names, self.tenant])
+        self.logging = {row["name"]: row["logging"] for row in rows if row["name"] is not None}
+        self.hooks = hooks_of(next((row["hooks"] for row in rows if row["name"] is None), None))
 
     def withheld(self, agent: str) -> str | None:
         """Decided once per agent in a pass: the settings are read from the environment on every call."""
@@ -621,13 +630,33 @@ async def place_pass(tenant: str, trace_id: str, now: datetime, wait_s: float, s
 async def _placed(placing: Placing, told: list[tuple[str, Task]] | None) -> None:
     """Once a pass has committed: its spans are kept no more, and its task events are told, or added to `told`."""
     KEPT.drop(placing.tenant, placing.trace_id, placing.found)
-    events = [("AgentTaskStarted", task) for task in placing.new_tasks]
-    events += [(ENDED_EVENTS[task.status], task) for task in placing.new_tasks if task.status != TaskStatus.RUNNING]
-    events += [(ENDED_EVENTS[task.status], task) for task in placing.ended if task not in placing.new_tasks]
+    events = task_events(placing)
     if told is None:
         await publish_tasks(events)
     else:
         told += events
+
+
+def task_events(placing: Placing) -> list[tuple[str, Task]]:
+    """The task events of a pass, in order: the tasks it started, then those it ended."""
+    events = [("AgentTaskStarted", task) for task in placing.new_tasks]
+    events += [(ENDED_EVENTS[task.status], task) for task in placing.new_tasks if task.status != TaskStatus.RUNNING]
+    events += [(ENDED_EVENTS[task.status], task) for task in placing.ended if task not in placing.new_tasks]
+    return events
+
+
+async def owe_webhooks(conn: Any, placing: Placing) -> None:
+    """What the pass owes the tenant's webhooks, written in its transaction: its task events, and STAND_IN when
+    it hung spans under the trace's stand-in."""
+    if not placing.hooks:
+        return
+    owed = [outbox.task_event(event, task) for event, task in task_events(placing)]
+    if placing.under_stand_in and placing.stand_in is not None:
+        owed.append(outbox.Owed(STAND_IN_EVENT, placing.now, {
+            "tenant": placing.tenant, "traceId": placing.trace_id, "spans": len(placing.under_stand_in),
+            "task": snapshot_of(placing.stand_in),
+        }))
+    await outbox.owe(conn, placing.tenant, placing.hooks, owed)
 
 
 async def _place(conn: Any, placing: Placing, waiting: list[tuple], known: dict[str, Mapped],
@@ -661,6 +690,7 @@ async def _place(conn: Any, placing: Placing, waiting: list[tuple], known: dict[
             placing.line(task, draft.kind, at, draft.summary, draft.payload, draft.figures, draft.by_tool,
                          draft.call)
         await placing.seal(db)
+    await owe_webhooks(conn, placing)
 
 
 async def store(tenant: str, trace_id: str, spans: dict[str, Mapped], now: datetime) -> None:

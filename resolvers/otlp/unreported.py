@@ -13,6 +13,7 @@ from models import AgentTask, TraceEvent
 from models.record.vocabulary import LineKind, TaskStatus
 from resolvers.events.notices import publish_tasks
 from resolvers.otlp import store as waiting_spans
+from resolvers.webhooks import outbox
 from resolvers.write import sentences
 from resolvers.write.append import append, lock_tree
 from resolvers.write.kit import ENDED_EVENTS
@@ -33,6 +34,9 @@ async def end_unreported(tenant: str, trace_id: str, now: datetime, since_us: in
             if task.status == TaskStatus.RUNNING:
                 ended.append(await _fail(task, now, conn))
         await waiting_spans.closed(conn, tenant, trace_id, sorted(opened))
+        if ended:
+            owed = [outbox.task_event(ENDED_EVENTS[task.status], task) for task in ended]
+            await outbox.owe(conn, tenant, await outbox.read_hooks(conn, tenant), owed)
     await publish_tasks([(ENDED_EVENTS[task.status], task) for task in ended])
     return ended
 

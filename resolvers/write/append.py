@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 import asyncpg
@@ -28,6 +29,7 @@ from permissions.principal import Principal
 from resolvers import metrics
 from resolvers.write import checks
 from resolvers.control import budgets, stop_asks
+from resolvers.webhooks.wanted import NO_HOOKS, Hooks, hooks_column, hooks_of
 from resolvers.write.checkpoints import KEEP, note_for, refused, sign_head
 from resolvers.write.fingerprint import fingerprint
 from resolvers.write.one_statement import Statement, insert, together
@@ -145,21 +147,29 @@ async def lock_tree(root_id: uuid.UUID, tenant: str, conn: Any) -> AgentTask:
 
 LOCK_ROOT_OF = (
     'SELECT "root".*, (SELECT "agent"."logging" FROM "agent" JOIN "agent_task" AS "task" ON "agent"."name" = '
-    '"task"."agent" WHERE "agent"."tenant" = $1 AND "task"."tenant" = $2 AND "task"."id" = $3) AS "agent_logging" '
-    'FROM "agent_task" AS "root" WHERE "root"."tenant" = $4 '
-    'AND "root"."id" = (SELECT "root_id" FROM "agent_task" WHERE "id" = $5 AND "tenant" = $6)'
+    '"task"."agent" WHERE "agent"."tenant" = $1 AND "task"."tenant" = $2 AND "task"."id" = $3) AS "agent_logging", '
+    '{hooks} AS "hooks" FROM "agent_task" AS "root" WHERE "root"."tenant" = $5 '
+    'AND "root"."id" = (SELECT "root_id" FROM "agent_task" WHERE "id" = $6 AND "tenant" = $7)'
 )
+
+
+@lru_cache(maxsize=4)
+def lock_root_of(dialect: str) -> str:
+    """The root found and locked, with the agent's logging and the tenant's webhooks (resolvers/webhooks/wanted.py)."""
+    locking = ' FOR UPDATE OF "root"' if dialect == "postgres" else ""
+    return LOCK_ROOT_OF.format(hooks=hooks_column(dialect, 4)) + locking
 
 
 @dataclass(frozen=True, slots=True)
 class Running:
     """A running task, re-read under its tree's lock; the locked root; the logging mode of the task's agent (None
-    for an agent that is not registered, as a span's may not be)."""
+    for an agent that is not registered, as a span's may not be); the tenant's webhooks, as the lock read them."""
 
     task: AgentTask
     root: AgentTask
     logging: str | None
     limits: tuple[budgets.Budget, ...] = ()
+    hooks: Hooks = NO_HOOKS
 
 
 async def running_task(tenant: str, field: str, task_id: str, conn: Any, metered: bool = False) -> Running:
@@ -172,13 +182,14 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any, metered
     re-read).
     """
     tid = checks.uuid_of(field, task_id)
-    locking = ' FOR UPDATE OF "root"' if conn.capabilities.dialect == "postgres" else ""
     rows = await conn.execute_query_dict(
-        placeholders(conn, LOCK_ROOT_OF + locking), [tenant, tenant, str(tid), tenant, str(tid), tenant]
+        placeholders(conn, lock_root_of(conn.capabilities.dialect)),
+        [tenant, tenant, str(tid), tenant, tenant, str(tid), tenant],
     )
     if not rows or is_ledger(tenant, rows[0]["id"]):
         raise NotFound(f"{field}: no task {tid}.", field=field)
     logging = rows[0].pop("agent_logging")
+    hooks = hooks_of(rows[0].pop("hooks"))
     root = AgentTask._init_from_db(**rows[0])
     limits: tuple[budgets.Budget, ...] = ()
     if root.id == tid:
@@ -194,7 +205,7 @@ async def running_task(tenant: str, field: str, task_id: str, conn: Any, metered
     if task.status != TaskStatus.RUNNING:
         raise Conflict(f"{field}: task {task.id} has ended ({task.status}); it takes no more lines.", field=field)
     stop_asks.heard(root, task)
-    return Running(task, root, logging, limits)
+    return Running(task, root, logging, limits, hooks)
 
 
 MOVE_HEAD = 'UPDATE "agent_task" SET "chain_length"=$1, "chain_head"=$2 WHERE "id"=$3 AND "tenant"=$4'

@@ -23,16 +23,24 @@ from resolvers.write.made_task import new_task
 from resolvers.read.rows import LineRow
 from resolvers.write.withheld import withheld_reason
 from resolvers.answer.ledger import record_change
+from resolvers.webhooks import outbox
+from resolvers.webhooks.wanted import Hooks, hooks_column, hooks_of
+from models.db import placeholders
 from resolvers.write.append import append, append_many, insert_rows, kit_write, lock_tree, now, running_task, task_of
 
 TASK_STATUSES = {TaskStatus.DONE, TaskStatus.FAILED, TaskStatus.STOPPED}
 
 
-async def _agent(tenant: str, name: str, conn: Any) -> RegisteredAgent:
-    agent = await RegisteredAgent.filter(tenant=tenant, name=name).using_db(conn).first()
-    if agent is None:
+AGENT_OF = 'SELECT "logging", {hooks} AS "hooks" FROM "agent" WHERE "tenant" = $2 AND "name" = $3'
+
+
+async def _agent(tenant: str, name: str, conn: Any) -> tuple[str, Hooks]:
+    """The agent's logging mode, and the tenant's webhooks read in the same statement."""
+    sql = AGENT_OF.format(hooks=hooks_column(conn.capabilities.dialect, 1))
+    rows = await conn.execute_query_dict(placeholders(conn, sql), [tenant, tenant, name])
+    if not rows:
         raise BadInput(f"agent: {name!r} is not registered; call registerAgent first.", field="agent")
-    return agent
+    return rows[0]["logging"], hooks_of(rows[0]["hooks"])
 
 
 async def _reload_task(tenant: str, rid: str) -> AgentTask:
@@ -127,7 +135,7 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
 
     async def body(kit: Principal, conn: Any) -> AgentTask:
         agent_name = checks.name("agent", data.get("agent"), required=True)
-        agent = await _agent(kit.tenant, agent_name, conn)
+        logging, hooks = await _agent(kit.tenant, agent_name, conn)
         requester = checks.principal("requester", data.get("requester"))
         actor = checks.principal("actor", data.get("actor"), required=True)
         instructions = checks.text("instructionsSent", data.get("instructions_sent"), checks.TEXT_CHARS)
@@ -151,13 +159,14 @@ async def start_task(principal: Principal | None, data: dict[str, Any]) -> Agent
             parent, root = await _open_parent(kit.tenant, data["parent"], conn)
             siblings = await AgentTask.filter(parent_id=parent.id, tenant=kit.tenant).using_db(conn).count()
         made, started = new_task(
-            kit.tenant, agent_name, skill, actor, now(), withheld_reason(agent.logging), parent, siblings,
+            kit.tenant, agent_name, skill, actor, now(), withheld_reason(logging), parent, siblings,
             requester=requester, summary=summary, cause=data.get("cause") or "REQUEST", given=given,
             instructions_sent=instructions, session=session, **described,
         )
         await insert_rows(conn, "agent_task", made_task.COLUMNS, [made_task.stored_row(made)])
         await append_many(root or made, [started.step()], conn)
         task = AgentTask(**{column: getattr(made, column) for column in made_task.COLUMNS})
+        await outbox.owe(conn, kit.tenant, hooks, [outbox.task_event("AgentTaskStarted", task)])
         written.append(task)
         return task
 
@@ -286,6 +295,7 @@ async def end_task(principal: Principal | None, data: dict[str, Any]) -> AgentTa
         await append(root, line, conn)
         if task.id == root.id:
             task.chain_length, task.chain_head = root.chain_length, root.chain_head
+        await outbox.owe(conn, kit.tenant, running.hooks, [outbox.task_event(ENDED_EVENTS[status], task)])
         written.append(task)
         return task
 

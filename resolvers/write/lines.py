@@ -268,6 +268,7 @@ async def record(
             rows = await append_many(root, steps, conn, spend=spend)
         if spend is not None:
             crossed[:] = budgets.weigh(spend, cost)
+            await budgets.owe_crossed(conn, kit.tenant, running.hooks, crossed)
         first, last = steps[0].line, steps[-1].line
         return Recorded(task.tenant, task.id, root.id, first.seq, last.seq, last.hash, tuple(rows))
 
