@@ -16,7 +16,7 @@ from prometheus_client import REGISTRY
 from tortoise.connection import get_connection
 
 from models import IdempotencyKey, Webhook, WebhookDelivery
-from resolvers.webhooks import sender
+from resolvers.webhooks import addresses, sender
 from tests.receiver import receiving, settle_owed
 from tests.shop import Shop
 from tests.tables import state
@@ -264,6 +264,45 @@ async def test_a_delivery_to_a_name_that_now_resolves_to_loopback_is_logged_and_
     [logged] = await log_of(shop)
     assert (logged["attempts"], logged["status"], logged["deliveredAt"]) == (1, None, None)
     assert "127.0.0.1" in logged["error"] and logged["error"].startswith("not sent")
+
+
+async def test_a_delivery_goes_to_the_address_checked_and_the_name_is_not_looked_up_again(client, monkeypatch):
+    """The receiver's name resolves, for the check, to an address taken here for a public one; the system's
+    resolver has never heard of it, so only a delivery pinned to the checked address can reach it."""
+    looked_up = []
+
+    async def lookup(host: str, port: int) -> list[str]:
+        looked_up.append(host)
+        return ["127.0.0.1"] if host == "hooks.shop.test" else []
+
+    monkeypatch.setattr(addresses, "lookup", lookup)
+    monkeypatch.setattr(addresses, "address_refused", lambda address: address != "127.0.0.1")
+    with receiving() as receiver:
+        named = receiver.url.replace("127.0.0.1", "hooks.shop.test")
+        shop, hook = await hooked(client, named, "AgentTaskStarted")
+        await shop.start()
+        assert await sender.deliver_due() == 1
+
+    [got] = receiver.received
+    assert got.headers["Host"] == named.split("/")[2]
+    assert [told["type"] for told in receiver.verified(hook["secret"])] == ["AgentTaskStarted"]
+    assert looked_up == ["hooks.shop.test", "hooks.shop.test"]
+
+
+@pytest.mark.parametrize("url, address, pinned, host, server_name", [
+    ("https://hooks.shop.test/h?x=1", "93.184.216.34", "https://93.184.216.34/h?x=1", "hooks.shop.test", "hooks.shop.test"),
+    ("http://hooks.shop.test:8080/h", "93.184.216.34", "http://93.184.216.34:8080/h", "hooks.shop.test:8080", None),
+    ("https://hooks.shop.test:8443/", "2606:2800:220:1::", "https://[2606:2800:220:1::]:8443/", "hooks.shop.test:8443",
+     "hooks.shop.test"),
+    ("https://93.184.216.34/h", "93.184.216.34", "https://93.184.216.34/h", None, None),
+])
+async def test_an_https_delivery_is_pinned_with_its_name_as_the_tls_server_name(monkeypatch, url, address, pinned, host,
+                                                                                 server_name):
+    async def lookup(name: str, port: int) -> list[str]:
+        return [address]
+
+    monkeypatch.setattr(addresses, "lookup", lookup)
+    assert await addresses.destination(url) == (None, addresses.Destination(pinned, host, server_name))
 
 
 @pytest.mark.parametrize("fields, named", [

@@ -28,7 +28,7 @@ from tortoise.transactions import in_transaction
 from models import Webhook, WebhookDelivery
 from models.db import placeholders
 from resolvers import metrics, settings
-from resolvers.webhooks.addresses import refusal
+from resolvers.webhooks.addresses import destination
 
 log = logging.getLogger("agentlog.webhooks")
 
@@ -89,11 +89,15 @@ def signed(delivery: WebhookDelivery, secret: str, now: datetime) -> dict[str, s
 
 async def attempt(http: httpx.AsyncClient, delivery: WebhookDelivery, hook: Webhook) -> Attempt:
     """One attempt, signed as it is sent: a receiver refuses a `webhook-timestamp` far from its own clock."""
-    why = await refusal(hook.url)
+    why, where = await destination(hook.url)
     if why is not None:
         return Attempt(None, f"not sent: {why}")
+    headers = signed(delivery, hook.secret, datetime.now(timezone.utc))
+    if where.host is not None:
+        headers["Host"] = where.host
+    extensions = {"sni_hostname": where.server_name} if where.server_name else None
     try:
-        answer = await http.post(hook.url, content=delivery.body.encode(), headers=signed(delivery, hook.secret, datetime.now(timezone.utc)))
+        answer = await http.post(where.url, content=delivery.body.encode(), headers=headers, extensions=extensions)
     except httpx.HTTPError as exc:
         return Attempt(None, f"{type(exc).__name__}: {exc}"[:ERROR_CHARS] or type(exc).__name__)
     return Attempt(answer.status_code, None if 200 <= answer.status_code < 300 else f"answered {answer.status_code}")
