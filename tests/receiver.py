@@ -32,7 +32,8 @@ class Receiver:
 
 
 @contextmanager
-def receiving(*answers: int) -> Iterator[Receiver]:
+def receiving(*answers: int, held: threading.Event | None = None) -> Iterator[Receiver]:
+    """With `held`, each request is kept (up to 30 s) until it is set before it is answered."""
     receiver = Receiver(url="", answers=list(answers))
     lock = threading.Lock()
 
@@ -42,6 +43,8 @@ def receiving(*answers: int) -> Iterator[Receiver]:
             with lock:
                 receiver.received.append(Received(self.path, dict(self.headers.items()), body))
                 status = receiver.answers.pop(0) if receiver.answers else 200
+            if held is not None:
+                held.wait(30)
             self.send_response(status)
             self.send_header("content-length", "0")
             self.end_headers()

@@ -8,6 +8,8 @@ the receiver fails, never sent for a write that rolled back. The sender is drive
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import uuid
 from datetime import datetime, timedelta, timezone
 
@@ -303,6 +305,35 @@ async def test_an_https_delivery_is_pinned_with_its_name_as_the_tls_server_name(
 
     monkeypatch.setattr(addresses, "lookup", lookup)
     assert await addresses.destination(url) == (None, addresses.Destination(pinned, host, server_name))
+
+
+async def test_a_receiver_that_is_slow_to_answer_holds_back_no_other_tenants_delivery(client, private, monkeypatch):
+    """The slow receiver's tenant comes first in a round; its answer is held until the other tenant's receiver
+    has heard its delivery, or 3 s, well within the delivery's timeout."""
+    monkeypatch.setenv("AGENTLOG_WEBHOOK_TIMEOUT_S", "20")
+    held = threading.Event()
+    with receiving(held=held) as slow, receiving() as quick:
+        first = Shop(client, tenant=f"shop-a-{uuid.uuid4().hex[:8]}")
+        second = Shop(client, tenant=f"shop-b-{uuid.uuid4().hex[:8]}")
+        for shop, receiver in ((first, slow), (second, quick)):
+            await shop.setup()
+            await client.ok(DEFINE, {"input": {"url": receiver.url, "events": ["AgentTaskStarted"]}}, shop.kit)
+            await shop.start()
+
+        async def release_once_quick_heard() -> bool:
+            for _ in range(300):
+                if quick.received:
+                    held.set()
+                    return True
+                await asyncio.sleep(0.01)
+            held.set()
+            return False
+
+        releasing = asyncio.create_task(release_once_quick_heard())
+        assert await sender.deliver_due() == 2
+        assert await releasing, "the other tenant's delivery waited for the slow receiver"
+
+    assert len(slow.received) == len(quick.received) == 1
 
 
 @pytest.mark.parametrize("fields, named", [
