@@ -293,6 +293,10 @@ PARTS_ASKED = [{"role": "user", "parts": [{"type": "text", "content": "Parts for
 PARTS_SAID = [{"role": "assistant", "parts": [{"type": "text", "content": "Brake pads."}]}]
 SMOLAGENTS_RUN = {"smolagents.max_steps": 4, "openinference.span.kind": "AGENT"}
 
+LLAMA_INDEX_RUN = {"openinference.span.kind": "CHAIN", "input.value": {"start_event": "AgentWorkflowStartEvent()"},
+                   "output.value": "StopEvent(result=AgentOutput(response=ChatMessage(role=<MessageRole.ASSISTANT..."}
+LLAMA_INDEX_TOOL = {"openinference.span.kind": "TOOL", "tool.name": "parts_for"}
+
 AI_SDK_RUN = {"ai.operationId": "ai.generateText", "ai.telemetry.functionId": "estimate-repair"}
 AI_SDK_CALL = {"ai.operationId": "ai.generateText.doGenerate", "gen_ai.request.model": "m"}
 AI_SDK_TOOL = {"ai.operationId": "ai.toolCall", "ai.toolCall.name": "partsFor", "ai.toolCall.id": "call-2"}
@@ -318,6 +322,18 @@ QUIRKS = {
                                             "input.value": {"args": [], "sanitize_inputs_outputs": True,
                                                             "kwargs": {"fault": "rear brake"}}}),
         {"fault": "rear brake"}),
+    ("skill", "llama-index", SPAN_NAME): (span(new_trace_id(), "FunctionAgent.run", LLAMA_INDEX_RUN), "FunctionAgent"),
+    ("given", "llama-index", SPAN_NAME): (span(new_trace_id(), "FunctionAgent.run", LLAMA_INDEX_RUN), None),
+    ("result", "llama-index", SPAN_NAME): (span(new_trace_id(), "FunctionAgent.run", LLAMA_INDEX_RUN), None),
+    ("input", "llama-index", "input.value"): (
+        span(new_trace_id(), "FunctionTool.acall",
+             {**LLAMA_INDEX_TOOL, "input.value": {"kwargs": {"fault": "rear brake"}}}),
+        {"fault": "rear brake"}),
+    ("output", "llama-index", "output.value"): (
+        span(new_trace_id(), "FunctionTool.acall", {**LLAMA_INDEX_TOOL, "output.value": {
+            "blocks": [{"text": "['brake pads']"}], "tool_name": "parts_for", "is_error": False,
+            "raw_input": {"args": [], "kwargs": {"fault": "rear brake"}}, "raw_output": ["brake pads"]}}),
+        ["brake pads"]),
     ("agent", "ai-sdk", "ai.telemetry.metadata.agent"): (
         span(new_trace_id(), "ai.generateText", {**AI_SDK_RUN, "ai.telemetry.metadata.agent": "Estimator"}),
         "Estimator"),
@@ -363,6 +379,16 @@ def test_each_framework_quirk_is_read_as_its_row_says(row):
     told, expected = QUIRKS[row]
 
     assert map_span(RESOURCE, told).fields[name] == expected
+
+
+def test_a_llama_index_run_is_an_agent_and_its_preparing_of_tools_no_model_call():
+    t = new_trace_id()
+    run = map_span(RESOURCE, span(t, "FunctionAgent.run", LLAMA_INDEX_RUN))
+    step = map_span(RESOURCE, span(t, "BaseWorkflowAgent.run_agent_step", {"openinference.span.kind": "CHAIN"}))
+    preparing = map_span(RESOURCE, span(t, "OpenAI._prepare_chat_with_tools", {"openinference.span.kind": "LLM",
+                                                                               "llm.model_name": "gpt-4o"}))
+
+    assert (run.kind, step.kind, preparing.kind) == (AGENT, OTHER, OTHER)
 
 
 def test_the_conventions_come_before_a_frameworks_own_attributes():

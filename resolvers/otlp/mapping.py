@@ -37,17 +37,28 @@ AI_SDK_OPERATIONS = {
 }
 RETRIEVAL, RETRIEVER = "retrieval", "RETRIEVER"
 SPAN_NAME = "(the span's name)"
+# LlamaIndex, through OpenInference, traces an agent's run as a CHAIN span named for its class, and the preparing of
+# a model call's tools as an LLM span of its own that calls no model.
+LLAMA_INDEX_RUN = re.compile(r"(?P<agent>FunctionAgent|ReActAgent|CodeActAgent|AgentWorkflow)\.run")
+LLAMA_INDEX_NOT_A_CALL = "._prepare_chat_with_tools"
 
 
 def _as_is(value: Any) -> Any:
     return value
 
 
+class Nothing:
+    """What a `Read` answers when the attribute is there but tells nothing of the field: no later row is asked."""
+
+
+NOTHING = Nothing()
+
+
 @dataclass(frozen=True, slots=True)
 class Read:
     """A field told in a way that needs reading: `attribute` (the span's name when SPAN_NAME) turned into the field
-    by `how`, which answers None when the value does not tell it; only on spans carrying `when`, if named. A row
-    naming its `framework` is that framework's quirk."""
+    by `how`, which answers None when the value does not tell it (NOTHING when no later row may be asked either);
+    only on spans carrying `when`, if named. A row naming its `framework` is that framework's quirk."""
 
     attribute: str
     how: Callable[[Any], Any] = _as_is
@@ -114,6 +125,33 @@ def _of_run(name: str) -> str | None:
     return name[:-len(".run")] or None if isinstance(name, str) and name.endswith(".run") else None
 
 
+def _run_class(name: str) -> str | None:
+    """LlamaIndex names an agent's run by its class: `FunctionAgent.run` -> `FunctionAgent`."""
+    run = LLAMA_INDEX_RUN.fullmatch(name)
+    return None if run is None else run["agent"]
+
+
+def _not_of_a_run(name: str) -> Nothing | None:
+    """A LlamaIndex run's `input.value` is its workflow's state and its `output.value` a shortened Python repr of
+    its stop event: neither is the request or the answer."""
+    return NOTHING if LLAMA_INDEX_RUN.fullmatch(name) else None
+
+
+LLAMA_INDEX_OUTPUT = {"blocks", "tool_name", "raw_input", "raw_output", "is_error"}
+
+
+def _kwargs_of(arguments: Any) -> Any:
+    """LlamaIndex writes a tool's input as `{"kwargs": {…}}`, the call's arguments under `kwargs`."""
+    if not isinstance(arguments, dict) or set(arguments) - {"args"} != {"kwargs"} or arguments.get("args"):
+        return None
+    return arguments["kwargs"]
+
+
+def _raw_output(output: Any) -> Any:
+    """LlamaIndex writes a tool's result as its `ToolOutput`; what the tool returned is its `raw_output`."""
+    return output["raw_output"] if isinstance(output, dict) and set(output) == LLAMA_INDEX_OUTPUT else None
+
+
 def _prompt(prompt: Any) -> Any:
     """The AI SDK's `ai.prompt`: `{"system": …, "prompt": "…"}` or `{"messages": […]}`."""
     if not isinstance(prompt, dict):
@@ -148,18 +186,19 @@ ATTRIBUTES: dict[str, tuple[str | Read, ...]] = {
     ),
     "skill": (
         "agentlog.skill", Read(SPAN_NAME, _of_run, framework="smolagents", when="smolagents.max_steps"),
-        Read("ai.telemetry.functionId", framework="ai-sdk"), Read(SPAN_NAME, _without_operation),
+        Read("ai.telemetry.functionId", framework="ai-sdk"), Read(SPAN_NAME, _run_class, "llama-index"),
+        Read(SPAN_NAME, _without_operation),
     ),
     "requester": ("agentlog.requester", "enduser.id"),
     "session": ("gen_ai.conversation.id", "session.id"),
     "given": (
         Read("gen_ai.input.messages", _request), Read("pydantic_ai.all_messages", _first_request, "pydantic-ai"),
         Read("input.value", _task, "smolagents", when="smolagents.max_steps"), Read("ai.prompt", _prompt, "ai-sdk"),
-        "input.value",
+        Read(SPAN_NAME, _not_of_a_run, "llama-index"), "input.value",
     ),
     "result": (
         Read("gen_ai.output.messages", _answer), Read("final_result", framework="pydantic-ai"),
-        Read("ai.response.text", framework="ai-sdk"), "output.value",
+        Read("ai.response.text", framework="ai-sdk"), Read(SPAN_NAME, _not_of_a_run, "llama-index"), "output.value",
     ),
     "model": ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name"),
     "provider": ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"),
@@ -183,11 +222,12 @@ ATTRIBUTES: dict[str, tuple[str | Read, ...]] = {
     "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id", Read("ai.toolCall.id", framework="ai-sdk")),
     "input": (
         "gen_ai.tool.call.arguments", "gen_ai.retrieval.query.text", Read("input.value", _called_with, "smolagents"),
-        Read("ai.toolCall.args", framework="ai-sdk"), "input.value",
+        Read("input.value", _kwargs_of, "llama-index"), Read("ai.toolCall.args", framework="ai-sdk"), "input.value",
     ),
     "output": (
         "gen_ai.tool.call.result", "gen_ai.retrieval.documents", "retrieval.documents.*",
-        Read("ai.toolCall.result", framework="ai-sdk"), "output.value",
+        Read("ai.toolCall.result", framework="ai-sdk"), Read("output.value", _raw_output, "llama-index"),
+        "output.value",
     ),
 }
 RESOURCE: dict[str, tuple[str, ...]] = {"agent": ("service.name",)}
@@ -291,12 +331,16 @@ def attributes_of(key_values: Any) -> dict[str, Any]:
     return attrs
 
 
-def kind_of(attrs: dict[str, Any]) -> str:
+def kind_of(attrs: dict[str, Any], name: str = "") -> str:
     operation = attrs.get("gen_ai.operation.name")
     if operation in OPERATIONS:
         return OPERATIONS[operation]
-    openinference = OPENINFERENCE_KINDS.get(str(attrs.get("openinference.span.kind", "")).upper())
-    return openinference or AI_SDK_OPERATIONS.get(attrs.get("ai.operationId"), OTHER)
+    told = str(attrs.get("openinference.span.kind", "")).upper()
+    if told == "CHAIN" and LLAMA_INDEX_RUN.fullmatch(name):
+        return AGENT
+    if told == "LLM" and name.endswith(LLAMA_INDEX_NOT_A_CALL):
+        return OTHER
+    return OPENINFERENCE_KINDS.get(told) or AI_SDK_OPERATIONS.get(attrs.get("ai.operationId"), OTHER)
 
 
 def _first(attrs: dict[str, Any], sources: tuple[str | Read, ...], span_name: str = "") -> Any:
@@ -306,6 +350,8 @@ def _first(attrs: dict[str, Any], sources: tuple[str | Read, ...], span_name: st
                 continue
             told = span_name if source.attribute == SPAN_NAME else _json_or_text(attrs.get(source.attribute))
             value = None if told is None else source.how(told)
+            if value is NOTHING:
+                return None
         elif source.endswith(".*"):
             value = _unflattened(attrs, source[:-1])
         else:
@@ -435,7 +481,7 @@ def map_span(resource_attrs: dict[str, Any], span: Any) -> Mapped:
         raise BadInput("a span needs a 16-byte trace id and an 8-byte span id.",
                        field="traceId" if trace_id is None else "spanId")
     attrs = attributes_of(span.attributes)
-    kind = kind_of(attrs)
+    kind = kind_of(attrs, span.name)
     mapped = Mapped(
         trace_id=trace_id, span_id=span_id, parent_span_id=_hex(span.parent_span_id, 8), kind=kind, name=span.name,
         start_ns=span.start_time_unix_nano, end_ns=max(span.end_time_unix_nano, span.start_time_unix_nano),
