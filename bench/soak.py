@@ -387,7 +387,8 @@ async def set_up(server: Server) -> None:
     async with AsyncKit(server.url, KIT, retry=PATIENT) as kit:
         await kit.register_agent("Estimator", roles=["Helper"])
         await kit.query('mutation { definePolicies(input: {auditsAgents: ["Auditor"], '
-                        'erasesAgentRecords: ["Steward"], retainDays: 30}) { retainDays } }')
+                        'erasesAgentRecords: ["Steward"], retainDays: 30, '
+                        'retentionBasis: "The soak forgets what it wrote as stale."}) { retainDays } }')
 
 
 async def end_checks(soak: Soak, nodes: Nodes) -> dict:

@@ -199,7 +199,9 @@ async def store(url: str, tree: Tree) -> None:
             "INSERT INTO agent (tenant, name, purpose, roles, transcript_readers, logging) "
             "VALUES ($1, 'Estimator', 'Estimates bicycle repairs.', '[\"Helper\"]', '[]', 'FULL')", TENANT)
         await conn.execute(
-            "INSERT INTO policies VALUES ($1, '[\"Manager\"]', '[\"Auditor\"]', '[]', '[]', '[]')", TENANT)
+            "INSERT INTO policies (tenant, supervises_agents, audits_agents, teaches_agents, reads_all_agent_work, "
+            "erases_agent_records, holds_records) VALUES ($1, '[\"Manager\"]', '[\"Auditor\"]', '[]', '[]', '[]', '[]')",
+            TENANT)
         await conn.copy_records_to_table("agent_task", records=tree.tasks, columns=TASK_COLUMNS)
         await conn.copy_records_to_table("trace_event", records=tree.lines, columns=INSERTED)
         await conn.copy_records_to_table("llm_call", records=tree.calls, columns=CALL_COLUMNS)
