@@ -20,6 +20,7 @@ time is up; every address is loopback.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import os
 import signal
@@ -86,6 +87,8 @@ class Window:
     ended_at: float = float("inf")
     told: str | None = None
     heard: set[tuple[str, str]] = field(default_factory=set)
+    counted: tuple[int, int, int] | None = None
+    missed: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -241,19 +244,48 @@ async def hear(soak: Soak, ws: ClientConnection, window: Window) -> str | None:
     return None
 
 
+def should_hear(soak: Soak, window: Window, until: float) -> set[tuple[str, str]]:
+    """The events of the kits' tasks `window` should have heard: written after it first heard something, answered
+    before `until` and before it ended. `told` is in the order the writes were answered, so only the stretch
+    answered while the window was open is read."""
+    limit = min(until, window.ended_at)
+    low = bisect.bisect_left(soak.told, window.live_from, key=lambda told: told[3])
+    high = bisect.bisect_right(soak.told, limit, key=lambda told: told[3])
+    return {(task, event) for task, event, sent, _ in soak.told[low:high] if window.live_from <= sent}
+
+
 def missed(soak: Soak, until: float) -> tuple[int, int, int]:
     """(events of the kits' tasks a subscription should have heard, of them heard, missed by a subscription that
-    was never told why): an event should be heard when its write was sent after the subscription first heard
-    something and answered before `until` and before the subscription ended."""
+    was never told why). A window that ended before `until` is counted once and kept."""
     expected = heard = silent_misses = 0
     for window in soak.windows:
-        should = {(task, event) for task, event, sent, acked in soak.told
-                  if window.live_from <= sent and acked <= min(until, window.ended_at)}
-        expected += len(should)
-        heard += len(should & window.heard)
-        if window.told is None:
-            silent_misses += len(should - window.heard)
+        counted = window.counted if window.ended_at <= until else None
+        if counted is None:
+            should = should_hear(soak, window, until)
+            unheard = should - window.heard
+            counted = (len(should), len(should) - len(unheard), 0 if window.told is not None else len(unheard))
+            if window.told is None and unheard:
+                window.missed = sorted(unheard, key=lambda told: told[0])
+            if window.ended_at <= until:
+                window.counted = counted
+        expected += counted[0]
+        heard += counted[1]
+        silent_misses += counted[2]
     return expected, heard, silent_misses
+
+
+def silent_windows(soak: Soak) -> list[dict]:
+    """Each subscription that missed events without being told why: when it was live, and when the writes of the
+    events it missed were answered."""
+    acked = {(task, event): at for task, event, _, at in soak.told}
+    found = []
+    for window in soak.windows:
+        if window.told is None and window.missed:
+            times = sorted(acked[event] for event in window.missed)
+            found.append({"live_from_s": round(window.live_from, 1), "ended_at_s": round(min(window.ended_at,
+                          soak.seconds), 1), "missed": len(times), "first_missed_acked_s": round(times[0], 1),
+                          "last_missed_acked_s": round(times[-1], 1), "heard": len(window.heard)})
+    return found
 
 
 async def eraser(soak: Soak, server: Server) -> None:
@@ -460,7 +492,8 @@ async def soak(minutes: float, with_faults: bool) -> dict:
     return {"minutes": run.minutes, "faults": run.faults, "outcomes": {f"{op} {code}": n for (op, code), n in
                                                                        sorted(run.codes.items())},
             "internal": internal, "events": {"expected": expected, "heard": heard, "missed_untold": silent,
-                                             "subscriptions_told": Counter(w.told for w in run.windows if w.told)},
+                                             "subscriptions_told": Counter(w.told for w in run.windows if w.told),
+                                             "missed_untold_by": silent_windows(run)},
             "checks": checks}
 
 
@@ -490,6 +523,10 @@ def verdict(found: dict) -> list[str]:
     events = found["events"]
     said.append(f"events: {events['heard']} of {events['expected']} heard; missed by a subscriber not told why: "
                 f"{events['missed_untold']} (target 0); subscriptions ended: {dict(events['subscriptions_told'])}")
+    for window in events.get("missed_untold_by", []):
+        said.append(f"    a subscription live {window['live_from_s']}-{window['ended_at_s']} s missed {window['missed']} "
+                    f"untold (answered {window['first_missed_acked_s']}-{window['last_missed_acked_s']} s), heard "
+                    f"{window['heard']}")
     return said
 
 
