@@ -150,6 +150,21 @@ async def test_every_erasure_is_a_ledger_line(client, erasure):
     assert last["payload"]["by"]["id"] == "pia"
 
 
+async def test_erasing_a_help_request_is_a_ledger_line_without_its_words(client):
+    shop = Shop(client)
+    await shop.setup()
+    help = (await shop.write("askForHelp", {"question": "Is Mia's rim brake worn?", "askedOf": {"id": "mia"}}))["id"]
+
+    await client.ok("mutation($help: ID!) { eraseAgentHelp(help: $help, why: \"Mia asked.\") }", {"help": help},
+                    pia(shop))
+
+    last = (await changes(shop))[-1]
+    assert (last["payload"]["change"], last["payload"]["help"]) == ("eraseAgentHelp", help)
+    assert last["payload"]["by"]["id"] == "pia" and last["summary"].endswith(f" erased the help request {help}.")
+    assert "rim brake" not in str(last) and "Mia asked" not in str(last)
+    assert (await shop.check(str(ledger_id(shop.tenant)), ana(shop)))["intact"] is True
+
+
 async def test_the_retention_sweep_records_what_it_forgot_and_never_sweeps_the_ledger(client):
     shop = Shop(client)
     await shop.setup()

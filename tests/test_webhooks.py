@@ -18,7 +18,7 @@ from prometheus_client import REGISTRY
 from tortoise.connection import get_connection
 
 from models import IdempotencyKey, Webhook, WebhookDelivery
-from resolvers.webhooks import addresses, sender
+from resolvers.webhooks import addresses, hooks, sender
 from tests.receiver import receiving, settle_owed
 from tests.shop import Shop
 from tests.tables import state
@@ -354,6 +354,25 @@ async def test_bad_events_and_secrets_are_refused_naming_the_field(client, priva
 
     assert error["extensions"] == {"code": "BAD_INPUT", "field": named}
     assert await state() == before
+
+
+async def test_a_tenant_past_its_most_webhooks_is_refused_and_may_define_again_once_one_is_removed(
+        client, private, monkeypatch):
+    monkeypatch.setattr(hooks, "MAX_WEBHOOKS", 3)
+    shop = Shop(client)
+    await shop.setup()
+    made = [(await client.ok(DEFINE, {"input": {"url": f"http://127.0.0.1:1/{n}", "events": ["STAND_IN"]}},
+                             shop.kit))["defineWebhook"] for n in range(3)]
+    before = await state()
+
+    error = await client.error(DEFINE, {"input": {"url": "http://127.0.0.1:1/4", "events": ["STAND_IN"]}}, shop.kit)
+
+    assert error["extensions"] == {"code": "BAD_INPUT", "field": "input.url"}
+    assert "3 webhooks" in error["message"]
+    assert await state() == before
+    await client.ok(REMOVE, {"id": made[0]["id"]}, shop.kit)
+    await client.ok(DEFINE, {"input": {"url": "http://127.0.0.1:1/4", "events": ["STAND_IN"]}}, shop.kit)
+    assert await Webhook.filter(tenant=shop.tenant).count() == 3
 
 
 async def test_a_person_may_not_define_a_webhook(client, private):

@@ -8,9 +8,9 @@ import json
 import sys
 from pathlib import Path
 
-from graph.cli.offline import UNCHECKED, key_text, said
+from graph.cli.offline import UNCHECKED, checked_offline, said
 from models.record.bundle_check import BundleVerdict, PartVerdict, check_bundle
-from models.record.note import NoteError, verifier_from_key
+from models.record.note import Verifier
 
 
 def export_bundle(out: str, tasks: list[str]) -> int:
@@ -55,16 +55,14 @@ def part_said(part: PartVerdict) -> str:
 
 def verify_bundle(file: str, key: str | None, as_json: bool) -> int:
     """Exit 0 when every part is intact, 1 naming each fault, 2 when the file or the key cannot be read."""
-    try:
-        verifier = verifier_from_key(key_text(key)) if key is not None else None
+    def check(verifier: Verifier | None) -> BundleVerdict:
         with open(file, "rb") as lines:
-            verdict = check_bundle(lines, verifier)
-    except NoteError as exc:
-        print(f"--key: {exc.message}", file=sys.stderr)
+            return check_bundle(lines, verifier)
+
+    found = checked_offline(key, check)
+    if found is None:
         return 2
-    except OSError as exc:
-        print(f"{exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 2
+    verifier, verdict = found
     if as_json:
         print(json.dumps(verdict.as_json(), ensure_ascii=False))
     else:

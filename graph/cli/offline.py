@@ -7,11 +7,15 @@ import json
 import os
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from models.record.export_check import Verdict
 from models.record.export_parts import check_export_file
-from models.record.note import NoteError, verifier_from_key
+from models.record.note import NoteError, Verifier, verifier_from_key
+
+T = TypeVar("T")
 
 UNCHECKED = (
     "The checkpoint's signature was not checked: no --key was given, so this file was checked only against its "
@@ -27,18 +31,26 @@ def key_text(key: str) -> str:
     return key.strip()
 
 
-def verify_file(file: str, key: str | None, witnessed: list[str], as_json: bool, jobs: int | None = None) -> int:
-    """Exit 0 when the export is intact, 1 with the first bad line and its reason, 2 when it cannot be read."""
+def checked_offline(key: str | None, check: Callable[[Verifier | None], T]) -> tuple[Verifier | None, T] | None:
+    """The verifier of `key` (none without one) and what `check` found with it; None, said on stderr, when the key
+    or a file cannot be read."""
     try:
         verifier = verifier_from_key(key_text(key)) if key is not None else None
-        notes = [Path(note).read_text() for note in witnessed]
-        verdict = check_export_file(file, verifier, notes, jobs)
+        return verifier, check(verifier)
     except NoteError as exc:
         print(f"--key: {exc.message}", file=sys.stderr)
-        return 2
     except OSError as exc:
         print(f"{exc.filename}: {exc.strerror}", file=sys.stderr)
+    return None
+
+
+def verify_file(file: str, key: str | None, witnessed: list[str], as_json: bool, jobs: int | None = None) -> int:
+    """Exit 0 when the export is intact, 1 with the first bad line and its reason, 2 when it cannot be read."""
+    found = checked_offline(key, lambda verifier: check_export_file(
+        file, verifier, [Path(note).read_text() for note in witnessed], jobs))
+    if found is None:
         return 2
+    verifier, verdict = found
     if as_json:
         print(json.dumps(verdict.as_json(), ensure_ascii=False))
     else:

@@ -7,22 +7,9 @@ co-located with `agent_task`.
 from tortoise import fields, migrations
 from tortoise.migrations import operations as ops
 
-KEY = ('ALTER TABLE "otlp_open_task" DROP CONSTRAINT "otlp_open_task_pkey", '
-       'ADD CONSTRAINT "otlp_open_task_pkey" PRIMARY KEY ("id", "tenant")')
-DISTRIBUTE = "SELECT create_distributed_table('otlp_open_task', 'tenant', colocate_with => 'agent_task')"
+from models.migrations._keyed import keyed_by_tenant
 
-
-async def key_by_tenant(apps, schema_editor) -> None:
-    client = schema_editor.client
-    if client.capabilities.dialect != "postgres":
-        return
-    await client.execute_script(KEY)
-    if await client.execute_query_dict("SELECT 1 FROM pg_extension WHERE extname = 'citus'"):
-        await client.execute_script(DISTRIBUTE)
-
-
-async def nothing(apps, schema_editor) -> None:
-    pass
+KEYED = {"otlp_open_task": "id"}
 
 
 class Migration(migrations.Migration):
@@ -46,5 +33,5 @@ class Migration(migrations.Migration):
                      'table_description': 'A task a start marker opened, waiting for its span.'},
             bases=['Model'],
         ),
-        ops.RunPython(key_by_tenant, nothing),
+        keyed_by_tenant(KEYED),
     ]

@@ -12,26 +12,9 @@ from tortoise import fields, migrations
 from tortoise.indexes import Index
 from tortoise.migrations import operations as ops
 
+from models.migrations._keyed import keyed_by_tenant
+
 KEYED = {"review": "id", "work_hold": "root_id"}
-KEY = [f'ALTER TABLE "{table}" DROP CONSTRAINT "{table}_pkey", ADD CONSTRAINT "{table}_pkey" '
-       f'PRIMARY KEY ("{column}", "tenant")' for table, column in KEYED.items()]
-DISTRIBUTE = [f"SELECT create_distributed_table('{table}', 'tenant', colocate_with => 'agent_task')"
-              for table in KEYED]
-
-
-async def key_by_tenant(apps, schema_editor) -> None:
-    client = schema_editor.client
-    if client.capabilities.dialect != "postgres":
-        return
-    statements = list(KEY)
-    if await client.execute_query_dict("SELECT 1 FROM pg_extension WHERE extname = 'citus'"):
-        statements += DISTRIBUTE
-    for statement in statements:
-        await client.execute_script(statement)
-
-
-async def nothing(apps, schema_editor) -> None:
-    pass
 
 
 class Migration(migrations.Migration):
@@ -86,5 +69,5 @@ class Migration(migrations.Migration):
             field=fields.JSONField(default=list, encoder=functools.partial(dumps, separators=(',', ':')),
                                    decoder=loads),
         ),
-        ops.RunPython(key_by_tenant, nothing),
+        keyed_by_tenant(KEYED),
     ]

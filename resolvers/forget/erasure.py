@@ -257,7 +257,10 @@ async def erase_help(access: Access, help_id: str, why: str) -> bool:
             answered_by_name=None, erased_at=at,
         )
         await IdempotencyKey.filter(tenant=by.tenant, result_id=str(hid)).using_db(conn).delete()
-        await log_entry(Erasure.HELP, by, at, 0, reason, help_id=hid).save(using_db=conn, force_create=True)
+        entry = log_entry(Erasure.HELP, by, at, 0, reason, help_id=hid)
+        await entry.save(using_db=conn, force_create=True)
+        await record_change(conn, by.tenant, by, MUTATIONS[Erasure.HELP],
+                            {"help": str(hid), "erasureLogEntry": str(entry.id)}, f"erased the help request {hid}")
     return True
 
 

@@ -29,6 +29,9 @@ SECRET_BYTES = (24, 64)
 MADE_SECRET_BYTES = 32
 URL_CHARS = 2000
 MAX_FIRST = 100
+MAX_WEBHOOKS = 50
+"""Webhooks one tenant may have at once: each event is owed to every webhook that wants it, in the causing
+transaction."""
 
 
 def new_secret() -> str:
@@ -81,6 +84,9 @@ async def define_webhook(principal: Principal | None, data: dict[str, Any]) -> W
         await record_change(conn, kit.tenant, kit, "defineWebhook",
                             {"webhook": str(hook.id), "url": url, "events": events},
                             f"defined the webhook {hook.id} for {url}")
+        if await Webhook.filter(tenant=kit.tenant).using_db(conn).count() > MAX_WEBHOOKS:
+            raise BadInput(f"url: this tenant has {MAX_WEBHOOKS} webhooks, the most it may have; remove one first.",
+                           field="url")
         return hook
 
     async def reload(tenant: str, rid: str) -> Webhook:
