@@ -253,12 +253,15 @@ def main() -> int:
                         help="how long the soak runs (default 10); it runs once, not --runs times (bench/soak.py)")
     parser.add_argument("--faults", action="store_true",
                         help="during the soak: PostgreSQL restarted, a server process killed, the replica paused")
+    parser.add_argument("--pace", type=float, default=0.0, metavar="S",
+                        help="during the soak: each client rests S seconds on average between two pieces of work "
+                             "(default 0: as fast as it is answered)")
     parser.add_argument("--alone", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if "soak" in args.only:
         from bench import soak
 
-        soaked = soak.main([str(args.minutes), *(["--faults"] if args.faults else [])])
+        soaked = soak.main([str(args.minutes), *(["--faults"] if args.faults else []), "--pace", str(args.pace)])
         args.only = [workload for workload in args.only if workload != "soak"]
         if not args.only:
             return soaked

@@ -1,6 +1,6 @@
 """A long mixed load against `agentlog serve --workers 2` on PostgreSQL, with faults if asked.
 
-    python -m bench --only soak --minutes N [--faults]      (or: python -m bench.soak N [--faults])
+    python -m bench --only soak --minutes N [--faults] [--pace S]      (or: python -m bench.soak N [--faults] [--pace S])
 
 A primary and one hot standby of the bench's own (tests/pg_replicas.py) hold a stored tree of TREE_TASKS tasks;
 the server reads from the standby (AGENTLOG_READ_DATABASE_URLS) and sweeps retention every minute. For N minutes:
@@ -13,8 +13,11 @@ once, every chain verifies, every task a writer ended is not RUNNING, every stal
 end is forgotten.
 
 `--faults`: PostgreSQL restarted once (a fourth of the way), one server process SIGKILLed (half-way; uvicorn
-starts another), the standby's replay paused for REPLICA_PAUSE_S (at 60 %). Every loop stops by itself when the
-time is up; every address is loopback.
+starts another), the standby's replay paused for REPLICA_PAUSE_S (at 60 %). `--pace S`: each writer, exporter and
+reader rests S seconds on average (exponentially distributed) after each piece of work, so the load is a rate the
+machine can serve and a latency is the work's own rather than its wait in the queue; without it each sends its
+next request as soon as the last is answered. Every loop stops by itself when the time is up; every address is
+loopback.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import asyncio
 import bisect
 import json
 import os
+import random
 import signal
 import statistics
 import sys
@@ -94,6 +98,7 @@ class Window:
 @dataclass
 class Soak:
     seconds: float
+    pace: float = 0.0
     began: float = field(default_factory=time.monotonic)
     timings: dict[int, dict[str, list[float]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
     codes: Counter = field(default_factory=Counter)
@@ -108,6 +113,12 @@ class Soak:
 
     def going(self) -> bool:
         return self.now() < self.seconds
+
+    async def rest(self) -> None:
+        """With a pace, a client's pause between two pieces of work: random, `pace` seconds on average (so the
+        clients together send at a rate of their own, not as fast as they are answered)."""
+        if self.pace > 0:
+            await asyncio.sleep(min(random.expovariate(1 / self.pace), max(0.0, self.seconds - self.now())))
 
     def now(self) -> float:
         return time.monotonic() - self.began
@@ -146,6 +157,7 @@ async def kit_writer(soak: Soak, server: Server, number: int) -> None:
                     await task.end("DONE")
                 soak.ended.append(task.id)
                 soak.told.append((task.id, "AgentTaskFinished", sent, soak.now()))
+                await soak.rest()
             except AgentlogError:
                 kit.open.clear()
                 await asyncio.sleep(0.5)
@@ -165,6 +177,7 @@ async def exporter(soak: Soak, server: Server) -> None:
                 soak.timings[int(soak.now() // MINUTE_S)]["otlp export"].append(time.monotonic() - began)
                 soak.traces.append(tag)
             soak.codes[("otlp export", "OK" if status == 200 else f"HTTP {status}")] += 1
+            await soak.rest()
 
 
 async def send_export(http: httpx.AsyncClient, body: bytes, deadline: float) -> int:
@@ -198,6 +211,7 @@ async def reader(soak: Soak, server: Server, operation: str, body: dict, token: 
             soak.codes[(operation, code)] += 1
             if code == "OK":
                 soak.timings[int(soak.now() // MINUTE_S)][operation].append(time.monotonic() - began)
+                await soak.rest()
             else:
                 await asyncio.sleep(0.2)
 
@@ -264,8 +278,7 @@ def missed(soak: Soak, until: float) -> tuple[int, int, int]:
             should = should_hear(soak, window, until)
             unheard = should - window.heard
             counted = (len(should), len(should) - len(unheard), 0 if window.told is not None else len(unheard))
-            if window.told is None and unheard:
-                window.missed = sorted(unheard, key=lambda told: told[0])
+            window.missed = sorted(unheard) if window.told is None else []
             if window.ended_at <= until:
                 window.counted = counted
         expected += counted[0]
@@ -460,7 +473,7 @@ async def end_checks(soak: Soak, nodes: Nodes) -> dict:
     }
 
 
-async def soak(minutes: float, with_faults: bool) -> dict:
+async def soak(minutes: float, with_faults: bool, pace: float = 0.0) -> dict:
     async with primary_and_standbys(1) as nodes:
         start_server(nodes.url).stop()
         await tree_read.store(nodes.url, tree := tree_read.fake_tree(TREE_TASKS))
@@ -471,9 +484,10 @@ async def soak(minutes: float, with_faults: bool) -> dict:
         try:
             await ready(server)
             await set_up(server)
-            run = Soak(seconds=minutes * MINUTE_S)
+            run = Soak(seconds=minutes * MINUTE_S, pace=pace)
             say(f"soak: {minutes:g} minutes, {KITS} kits, {EXPORTERS} exporters, {TREE_READERS + LIST_READERS} "
-                f"readers, {SUBSCRIBERS} subscribers, an erasure a minute{', faults' if with_faults else ''}…")
+                f"readers, {SUBSCRIBERS} subscribers, an erasure a minute{', faults' if with_faults else ''}"
+                f"{f', each client resting {pace:g} s on average between two pieces of work' if pace else ''}…")
             tree_body = {"query": tree_read.nested_query(), "variables": {"id": str(tree.root)}}
             work = [kit_writer(run, server, n) for n in range(KITS)]
             work += [exporter(run, server) for _ in range(EXPORTERS)]
@@ -531,8 +545,9 @@ def verdict(found: dict) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    minutes = float(argv[0]) if argv else 10
-    found = asyncio.run(soak(minutes, "--faults" in argv))
+    minutes = float(argv[0]) if argv and not argv[0].startswith("--") else 10
+    pace = float(argv[argv.index("--pace") + 1]) if "--pace" in argv else 0.0
+    found = asyncio.run(soak(minutes, "--faults" in argv, pace))
     for line in [*found["faults"], *verdict(found)]:
         print(line)
     print(json.dumps(found, default=str))
