@@ -35,10 +35,10 @@ from graph.api.subscription import admit
 from graph.http.unavailable import Unavailable
 from graph.api.view import AdmittedRequests, JSONErrorsView
 from graph.api.websocket import TextFrames
-from models import db
+from models import db, settings
 from models.record import fast_json
 from permissions.tokens import keys_ready, principal_from_header
-from resolvers import metrics, settings
+from resolvers import metrics
 from resolvers.events import flowing
 from resolvers.otlp import sweep
 from resolvers.events import replicas

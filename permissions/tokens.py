@@ -12,12 +12,11 @@ from functools import lru_cache
 
 import jwt
 
-from models import AgentTask, ErasureRecord
+from models import AgentTask, ErasureRecord, settings
 from models.errors import Unauthenticated
 from permissions import oidc
 from permissions.principal import Principal
 from permissions.provider_keys import ALGORITHMS
-from resolvers import settings
 
 DEV_SECRET = "agentlog-local-development-secret-change-me"
 CLAIM_CHARS = {

@@ -17,7 +17,7 @@ from prometheus_client import (
 from tortoise.connection import get_connection
 from tortoise.exceptions import ConfigurationError
 
-from resolvers import settings
+from models import settings
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 CONTENT_TYPE = CONTENT_TYPE_LATEST

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graph.app import settle_heap
-from resolvers import settings
+from models import settings
 
 REPO = Path(__file__).resolve().parent.parent
 

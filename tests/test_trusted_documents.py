@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from resolvers import settings
+from models import settings
 from tests.shop import Shop
 
 TASKS = "query Tasks { tasks(first: 10) { edges { node { id agent status } } } }"

@@ -19,9 +19,9 @@ from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from graph.http.errors import error_response
+from models import settings
 from models.availability import database_unavailable
 from models.errors import AgentlogError
-from resolvers import settings
 from resolvers.trusted_documents import document_to_run
 
 log = logging.getLogger("agentlog.errors")

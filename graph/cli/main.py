@@ -20,7 +20,7 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from models import db
-    from resolvers import settings
+    from models import settings
 
     refused = settings.problems()
     if refused:
@@ -127,7 +127,7 @@ def share_metrics() -> None:
 
 
 def settings_reference(args: argparse.Namespace) -> int:
-    from resolvers.settings import reference
+    from models.settings import reference
 
     sys.stdout.write(reference())
     return 0

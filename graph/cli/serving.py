@@ -6,7 +6,7 @@ from starlette.applications import Starlette
 
 from graph.http import logs
 from graph.app import create_app
-from resolvers import settings
+from models import settings
 
 
 def served_app() -> Starlette:

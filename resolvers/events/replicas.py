@@ -30,9 +30,9 @@ import orjson
 from tortoise.backends.base.client import BaseDBAsyncClient
 from tortoise.connection import get_connection, get_connections
 
-from models import db
+from models import db, settings
 from models.errors import BadInput
-from resolvers import metrics, settings
+from resolvers import metrics
 
 log = logging.getLogger("agentlog.replicas")
 

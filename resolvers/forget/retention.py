@@ -18,10 +18,9 @@ from datetime import datetime, timedelta
 from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
-from models import AgentTask, IdempotencyKey, TenantPolicies, db
+from models import AgentTask, IdempotencyKey, TenantPolicies, db, settings
 from models.errors import Forbidden, NotFound, WorkRunning
 from permissions.principal import Principal
-from resolvers import settings
 from resolvers.events import replicas
 from resolvers.forget.erasure import ended_tree, forget_tree, owe_erased
 from resolvers.events.notices import publish_task

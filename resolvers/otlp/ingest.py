@@ -20,12 +20,11 @@ from typing import Any
 
 from tortoise.transactions import in_transaction
 
-from models import AgentTask
+from models import AgentTask, settings
 from models.record import fast_json
 from models.record.chain import compact_json
 from models.db import placeholders
 from models.record.vocabulary import LineKind, TaskStatus
-from resolvers import settings
 from resolvers.write import lines, made_task
 from resolvers.otlp import store as waiting_spans
 from resolvers.write import sentences

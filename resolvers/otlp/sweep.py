@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 from tortoise.connection import get_connection
 
-from resolvers import settings
+from models import settings
 from resolvers.otlp import store as waiting_spans
 from resolvers.otlp.ingest import AGAIN, micros, place_trace
 from resolvers.otlp.unreported import end_unreported

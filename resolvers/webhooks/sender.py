@@ -25,9 +25,9 @@ from standardwebhooks import Webhook as Signer
 from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
-from models import Webhook, WebhookDelivery
+from models import Webhook, WebhookDelivery, settings
 from models.db import placeholders
-from resolvers import metrics, settings
+from resolvers import metrics
 from resolvers.webhooks.addresses import destination
 
 log = logging.getLogger("agentlog.webhooks")

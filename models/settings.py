@@ -14,6 +14,7 @@ from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_va
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from models import hosts
+from models.documents import read_documents
 from models.errors import BadInput
 
 PREFIX = "AGENTLOG_"
@@ -217,8 +218,6 @@ class Settings(BaseSettings):
     @classmethod
     def _readable_documents(cls, path: str | None) -> str | None:
         if path is not None:
-            from resolvers.trusted_documents import read_documents
-
             read_documents(path)
         return path
 
