@@ -409,7 +409,7 @@ class Placing:
         self.hooks = hooks_of(next((row["hooks"] for row in rows if row["name"] is None), None))
 
     def withheld(self, agent: str) -> str | None:
-        """Decided once per agent in a pass: the settings are read from the environment on every call."""
+        """Decided once per agent in a pass."""
         if agent not in self.reasons:
             self.reasons[agent] = withheld_reason(self.logging.get(agent))
         return self.reasons[agent]
