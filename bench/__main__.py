@@ -34,6 +34,7 @@ from bench.common import (
     table,
 )
 from graph.app import settle_heap
+from models.settings import current
 from models import AgentTask
 from resolvers.read.verify import verify_tree
 
@@ -270,7 +271,7 @@ def main() -> int:
     workloads = tuple(args.only)
     start = time.perf_counter()
     if args.alone:
-        settle_heap()
+        settle_heap(current().gc_young)
         figures = asyncio.run(run(args.server, workloads, args.paging_tasks))
         print(table(figures), file=sys.stderr)
         print(json.dumps([f.as_json() for f in figures]))

@@ -33,6 +33,7 @@ from models.record.export_check import check_export
 from models.line_columns import CHECKED
 from models.record.note import new_signer
 from permissions.tokens import issue_token
+from models.settings import load, using
 from resolvers.write.checkpoints import note_for
 
 STREAMED = 1_000_000
@@ -42,7 +43,7 @@ RAW_PAGE = (f"SELECT {', '.join(CHECKED)} FROM trace_event "
 
 
 def signing_key() -> str:
-    """A key file for this run, named to the server and to this process alike."""
+    """A key file for this run, named to the server and to this process alike (read again in `using(load())`)."""
     path = Path(tempfile.mkdtemp(prefix="agentlog-bench-")) / "signing.key"
     path.write_text(new_signer("agentlog-bench").key + "\n")
     os.environ["AGENTLOG_SIGNING_KEY"] = str(path)
@@ -55,8 +56,10 @@ async def build(url: str, lines: int) -> uuid.UUID:
     conn = await asyncpg.connect(url)
     try:
         head = await conn.fetchval("SELECT chain_head FROM agent_task WHERE id = $1", root)
+        with using(load()):
+            note = note_for(TENANT, str(root), lines, head)
         await conn.execute('INSERT INTO "checkpoint" (root_id, tenant, size, head, note) VALUES ($1, $2, $3, $4, $5)',
-                           root, TENANT, lines, head, note_for(TENANT, str(root), lines, head))
+                           root, TENANT, lines, head, note)
     finally:
         await conn.close()
     return root
@@ -125,7 +128,7 @@ def offline(path: Path) -> tuple[float, int]:
     from resolvers.write.signing import signer
 
     start = time.process_time()
-    with open(path, "rb") as lines:
+    with open(path, "rb") as lines, using(load()):
         verdict = check_export(lines, signer().verifier)
     if not verdict.intact:
         raise AssertionError(f"the export does not verify: {verdict}")

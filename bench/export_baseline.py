@@ -79,12 +79,13 @@ def app() -> Starlette:
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         from graph.app import settle_heap
+        from models.settings import current
 
         async with asyncpg.create_pool(os.environ["AGENTLOG_DATABASE_URL"], min_size=2, max_size=2) as pool:
             async with pool.acquire() as conn:
                 await conn.fetch(PAGE, "", "00000000-0000-0000-0000-000000000000", 0, 1)
             state["pool"] = pool
-            settle_heap()
+            settle_heap(current().gc_young)
             yield
 
     async def export(request: Request) -> StreamingResponse:

@@ -125,8 +125,9 @@ class Bench:
 
     def __init__(self, url: str) -> None:
         from graph.app import create_app
+        from models.settings import load
 
-        self.http = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(url)), base_url="http://bench")
+        self.http = httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(load(database_url=url))), base_url="http://bench")
         replay = Starlette(routes=[Route("/replay", self.answer, methods=["POST"])])
         self.plain = httpx.AsyncClient(transport=httpx.ASGITransport(app=replay), base_url="http://bench")
         self.sent = capture()

@@ -36,6 +36,7 @@ from bench.tree_read import (
     store,
 )
 from graph.app import create_app
+from models.settings import load
 from models.line_columns import INSERTED
 from permissions.tokens import issue_token
 
@@ -219,7 +220,7 @@ async def run(server: str) -> str:
         await vary(url)
         sent = capture()
         conn = await asyncpg.connect(url)
-        transport = httpx.ASGITransport(app=create_app(url))
+        transport = httpx.ASGITransport(app=create_app(load(database_url=url)))
         try:
             async with httpx.AsyncClient(transport=transport, base_url="http://plans") as http:
                 for label, query, variables, token in reads(trees):

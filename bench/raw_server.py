@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from graph.app import settle_heap
+from models.settings import current
 from models import db
 
 
@@ -28,7 +29,7 @@ def raw_app(route: Route, warmed: Callable[[str], Awaitable[asyncpg.Pool]]) -> S
     @asynccontextmanager
     async def lifespan(app: Starlette):
         app.state.pool = await warmed(db.database_url())
-        settle_heap()
+        settle_heap(current().gc_young)
         try:
             yield
         finally:

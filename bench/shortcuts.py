@@ -108,14 +108,11 @@ def say(text: str) -> None:
 
 class Variant:
     def __init__(self, name: str, url: str, executor: str, built: Patch | None = None, asked: Patch | None = None):
-        import os
-
         from graph.app import create_app
+        from models.settings import load
 
-        os.environ["AGENTLOG_EXECUTOR"] = executor
         with built() if built else contextlib.nullcontext():
-            app = create_app(url)
-        os.environ["AGENTLOG_EXECUTOR"] = "fast"
+            app = create_app(load(database_url=url, executor=executor))
         self.name = name
         self.asked = asked
         self.http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench")

@@ -42,6 +42,7 @@ from starlette.routing import Route
 
 from bench.common import fresh_database
 from graph.app import create_app, settle_heap
+from models.settings import load
 from models.record.chain import GENESIS, Line, compact_json, seal
 from models.line_columns import INSERTED, inserted_row
 from permissions.tokens import issue_token
@@ -306,7 +307,8 @@ async def measure(tasks: int, runs: int, server: str = SERVER, frozen: bool = Fa
     async with fresh_database(server) as url:
         await store(url, tree)
         token = issue_token("mia", TENANT, roles=["Mechanic"], name="Mia")
-        transport = httpx.ASGITransport(app=create_app(url))
+        app = create_app(load(database_url=url))
+        transport = httpx.ASGITransport(app=app)
         pool = await asyncpg.create_pool(url, min_size=1, max_size=1)
         raw = httpx.ASGITransport(app=baseline_app(pool))
         try:
@@ -315,7 +317,7 @@ async def measure(tasks: int, runs: int, server: str = SERVER, frozen: bool = Fa
                 with counted() as seen:
                     await agentlog_read(http, tree.root, token)
                 if frozen:
-                    settle_heap()
+                    settle_heap(app.state.settings.gc_young)
                 found = await timed({
                     "agentlog": lambda: agentlog_read(http, tree.root, token),
                     "baseline": lambda: baseline_request(plain, tree.root),

@@ -1,7 +1,8 @@
 """The ASGI app: GraphQL at /graphql (GraphiQL on GET, subscriptions over graphql-transport-ws), the REST
 session transcript and its /openapi.json, the inspector at /inspect, the export at /export, OTLP at /v1/traces,
 liveness at /healthz, readiness at /readyz, metrics at /metrics; every route behind the body limit, and answering
-503 while the database cannot be reached; /graphql, /export/* and /v1/traces open to AGENTLOG_CORS_ORIGINS."""
+503 while the database cannot be reached; /graphql, /export/* and /v1/traces open to AGENTLOG_CORS_ORIGINS. The app
+keeps the settings it was made with, and every request, websocket and background loop runs under them."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from tortoise.contrib.starlette import RegisterTortoise
 
 from graph.http import export, errors, inspector, otlp, rest
 from graph.http.body_limit import BodyLimit
+from graph.http.configured import Configured
 from graph.api.context import Context
 from graph.http.cors import CrossOrigin
 from graph.http.identity import ProviderKeysReady
@@ -37,8 +39,9 @@ from graph.api.view import AdmittedRequests, JSONErrorsView
 from graph.api.websocket import TextFrames
 from models import db
 from models.record import fast_json
+from models.settings import Settings, cors_origins, load, using
 from permissions.tokens import keys_ready, principal_from_header
-from resolvers import metrics, settings
+from resolvers import metrics
 from resolvers.events import flowing
 from resolvers.otlp import sweep
 from resolvers.events import replicas
@@ -67,13 +70,14 @@ class AgentlogGraphQL(JSONErrorsView, AdmittedRequests, GraphQL):
         return fast_json.loads(data)
 
     async def get_context(self, request: Any, response: Any = None) -> Context:
+        settings = request.app.state.settings
         if isinstance(request, WebSocket):
-            return Context(request=request, response=response, principal=None)
+            return Context(request=request, response=response, principal=None, settings=settings)
         try:
             principal = principal_from_header(request.headers.get("authorization"))
         except Unauthenticated as exc:
-            return Context(request=request, response=response, principal=None, auth_error=exc)
-        return Context(request=request, response=response, principal=principal)
+            return Context(request=request, response=response, principal=None, auth_error=exc, settings=settings)
+        return Context(request=request, response=response, principal=principal, settings=settings)
 
     async def execute_single(self, **kwargs: Any) -> Any:
         return await executed_once_more_if_a_replica_failed(
@@ -107,22 +111,30 @@ def describe_url(url: str) -> str:
     return f"{scheme} database {rest.rsplit('@', 1)[-1]}"
 
 
-def settle_heap() -> None:
+def settle_heap(young: int) -> None:
     """Once started: what startup made is kept out of every later collection, and the youngest generation is
-    collected every AGENTLOG_GC_YOUNG allocations rather than Python's 700."""
+    collected every `young` (AGENTLOG_GC_YOUNG) allocations rather than Python's 700."""
     gc.freeze()
-    if settings.gc_young():
-        gc.set_threshold(settings.gc_young(), *gc.get_threshold()[1:])
+    if young:
+        gc.set_threshold(young, *gc.get_threshold()[1:])
 
 
-def create_app(database_url: str | None = None, create_database: bool = False) -> Starlette:
-    url = database_url or db.database_url()
+def create_app(settings: Settings | None = None, create_database: bool = False) -> Starlette:
+    """The app, keeping `settings` (read from the environment when none are given) for every request and loop."""
+    chosen = settings or load()
+    with using(chosen):
+        app = _app_of(chosen, db.database_url(), create_database)
+    app.state.settings = chosen
+    return app
+
+
+def _app_of(chosen: Settings, url: str, create_database: bool) -> Starlette:
     graphql = AgentlogGraphQL(
         build_schema(),
         graphql_ide="graphiql",
         allow_queries_via_get=False,
         subscription_protocols=[GRAPHQL_TRANSPORT_WS_PROTOCOL],
-        allowed_origins=settings.cors_origins(),
+        allowed_origins=cors_origins(),
     )
 
     @asynccontextmanager
@@ -131,9 +143,9 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
             await db.migrate()
             log.info("checkpoints are signed by %s", signing.verifier_key())
             log.info("agentlog is keeping its record in the %s", describe_url(url))
-            settle_heap()
-            async with replicas.serving(), flowing.running(db.dialect()), sweep.sweeping(), retention.sweeping(), \
-                    sender.sending():
+            settle_heap(chosen.gc_young)
+            async with replicas.serving(chosen), flowing.running(db.dialect()), sweep.sweeping(chosen), \
+                    retention.sweeping(chosen), sender.sending(chosen):
                 yield
 
     routes = [
@@ -148,10 +160,11 @@ def create_app(database_url: str | None = None, create_database: bool = False) -
         *otlp.ROUTES,
     ]
     middleware = [
+        Middleware(Configured),
         Middleware(RequestLog),
-        Middleware(CrossOrigin, origins=settings.cors_origins()),
+        Middleware(CrossOrigin, origins=cors_origins()),
         Middleware(ProviderKeysReady),
-        Middleware(BodyLimit, max_bytes=settings.max_body_bytes()),
+        Middleware(BodyLimit, max_bytes=chosen.max_body_bytes),
         Middleware(Unavailable),
         Middleware(ConsistentReads),
     ]

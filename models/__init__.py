@@ -1,7 +1,9 @@
 """The bottom floor: the stored rows (tortoise models, in `rows/`), where the data lives (`db.py`, and `hosts.py`
-for a PostgreSQL URL naming a primary and its standbys), the expected refusals (`errors.py`), where the tenant's
-ledger lives (`ledger.py`), and the pure record in `record/`. The rows are imported when first named, so the pure record loads without the ORM: `agentlog verify
---file` starts in a fraction of the time. It imports nothing above it."""
+for a PostgreSQL URL naming a primary and its standbys), the expected refusals (`errors.py`), the settings read
+once at start (`settings.py`) and the trusted documents' file they may name (`documents.py`), where the tenant's
+ledger lives (`ledger.py`), and the pure record in `record/`. The rows are imported when first named, so the pure
+record loads without the ORM: `agentlog verify --file` starts in a fraction of the time. It imports nothing above
+it."""
 
 from importlib import import_module
 

@@ -16,7 +16,7 @@ from tortoise.backends.base.config_generator import expand_db_url
 from tortoise.connection import get_connection
 from tortoise.migrations.executor import MigrationExecutor
 
-from models import hosts
+from models import hosts, settings
 
 APP = "agentlog"
 MODEL_MODULES = [
@@ -46,10 +46,8 @@ def placeholders(conn: Any, sql: str) -> str:
 
 
 def database_url() -> str:
-    url = os.environ.get("AGENTLOG_DATABASE_URL")
-    if url:
-        return url
-    return f"sqlite://{Path('agentlog.db').resolve()}"
+    """The database of the settings in effect (AGENTLOG_DATABASE_URL), or `agentlog.db` in the working directory."""
+    return settings.current().database_url or f"sqlite://{Path('agentlog.db').resolve()}"
 
 
 def sqlite_file(url: str) -> Path | None:

@@ -9,10 +9,10 @@ from functools import lru_cache
 
 import jwt
 
+from models import settings
 from models.errors import Unauthenticated
 from permissions.principal import Principal
 from permissions.provider_keys import ALGORITHMS, ProviderKeys
-from resolvers import settings
 
 LEEWAY_SECONDS = 60
 NOT_VALID = "The token is not valid."

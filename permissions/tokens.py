@@ -5,19 +5,17 @@ Any other algorithm, `none` included, is refused."""
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 
 import jwt
 
-from models import AgentTask, ErasureRecord
+from models import AgentTask, ErasureRecord, settings
 from models.errors import Unauthenticated
 from permissions import oidc
 from permissions.principal import Principal
 from permissions.provider_keys import ALGORITHMS
-from resolvers import settings
 
 DEV_SECRET = "agentlog-local-development-secret-change-me"
 CLAIM_CHARS = {
@@ -34,9 +32,7 @@ class NoSecret(Exception):
 def secret() -> str | None:
     """The key of agentlog's own tokens; None when a provider is set without AGENTLOG_JWT_SECRET, so that no
     token signed with the development key is ever accepted beside a provider."""
-    if os.environ.get("AGENTLOG_JWT_SECRET"):
-        return os.environ["AGENTLOG_JWT_SECRET"]
-    return None if oidc.configured() else DEV_SECRET
+    return settings.jwt_secret() or (None if oidc.configured() else DEV_SECRET)
 
 
 def issue_token(

@@ -17,9 +17,11 @@ from prometheus_client import (
 from tortoise.connection import get_connection
 from tortoise.exceptions import ConfigurationError
 
-from resolvers import settings
+from models import settings
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+# Read as prometheus-client reads it, once as it is first imported: its values are kept per process from then on.
+SHARED = bool(os.environ.get(MULTIPROCESS_DIR))
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 REQUESTS = Counter(
@@ -125,7 +127,7 @@ def pool_in_use() -> int:
 def exposition() -> bytes:
     """The metrics in the Prometheus text format: this process's, or all processes' in multiprocess mode."""
     POOL_IN_USE.set(pool_in_use())
-    if os.environ.get(MULTIPROCESS_DIR):
+    if SHARED:
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
         return generate_latest(registry)

@@ -14,7 +14,8 @@ from tortoise import Tortoise
 from tortoise.connection import get_connection
 
 from graph.app import create_app
-from models import db
+from models import db, settings
+from models.settings import Settings, load
 from tests import citus
 from tests.shop import Client
 from models.record.note import new_signer
@@ -23,6 +24,8 @@ if not os.environ.get("AGENTLOG_SIGNING_KEY"):
     _key = Path(tempfile.mkdtemp()) / "signing.key"
     _key.write_text(new_signer("agentlog-test").key + "\n")
     os.environ["AGENTLOG_SIGNING_KEY"] = str(_key)
+settings.current()  # this process's own settings, read once before any test sets a variable for a server it starts
+
 
 def pytest_configure(config) -> None:
     config.addinivalue_line(
@@ -87,7 +90,29 @@ def dialect(database) -> str:
 
 @pytest.fixture(scope="session")
 def app(database):
-    return create_app(database)
+    return create_app(load(database_url=database))
+
+
+@pytest.fixture
+def configure(request, monkeypatch):
+    """`configure(otlp_wait_s=60, ...)`: for the rest of the test, the session's app and the library code the test
+    calls run under settings read from the environment with these in their place (each call adds to the last)."""
+    given: dict = {}
+    apps: dict = {}
+
+    def configured(**overrides) -> Settings:
+        given.update(overrides)
+        app = request.getfixturevalue("app") if "app" in request.fixturenames else None
+        found = load(**({"database_url": app.state.settings.database_url} if app else {}) | given)
+        if app is not None:
+            apps.setdefault(app, app.state.settings)
+            app.state.settings = found
+        monkeypatch.setattr(settings, "_loaded", found)
+        return found
+
+    yield configured
+    for app, before in apps.items():
+        app.state.settings = before
 
 
 @pytest.fixture

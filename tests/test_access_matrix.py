@@ -418,8 +418,8 @@ WEBHOOKS = "{ webhooks { id url events secret deliveries(first: 5) { event attem
 
 
 @pytest.mark.parametrize("label", READERS)
-async def test_the_webhooks_and_their_deliveries_are_read_by_the_kit_and_auditors_only(client, label, monkeypatch):
-    monkeypatch.setenv("AGENTLOG_WEBHOOK_ALLOW_PRIVATE", "true")
+async def test_the_webhooks_and_their_deliveries_are_read_by_the_kit_and_auditors_only(client, label, configure):
+    configure(webhook_allow_private=True)
     reader, token = READERS[label]
     shop = Shop(client)
     await shop.setup()

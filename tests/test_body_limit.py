@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from graph.app import create_app
+from models.settings import load
 from tests.shop import Client, Shop, work
 
 LIMIT = 4096
@@ -16,10 +17,9 @@ START = "mutation($input: StartTaskInput!) { startTask(input: $input) { id } }"
 
 
 @pytest.fixture
-async def small(monkeypatch, database):
+async def small(database):
     """A server that takes bodies of at most LIMIT bytes."""
-    monkeypatch.setenv("AGENTLOG_MAX_BODY_BYTES", str(LIMIT))
-    app = create_app(database)
+    app = create_app(load(database_url=database, max_body_bytes=LIMIT))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://agentlog.test") as http:
         yield Client(http)
 

@@ -105,8 +105,8 @@ async def test_two_writers_forking_one_size_at_once_are_refused_but_one(client):
     assert len(signed) == 1 and (kept.size, kept.head) == (size, signed[0])
 
 
-def test_without_a_named_key_one_is_made_on_first_start_and_kept(tmp_path, monkeypatch):
-    monkeypatch.delenv("AGENTLOG_SIGNING_KEY")
+def test_without_a_named_key_one_is_made_on_first_start_and_kept(tmp_path, configure, monkeypatch):
+    configure(signing_key=None)
     monkeypatch.chdir(tmp_path)
     signing._signer_named.cache_clear()
 
@@ -121,15 +121,15 @@ def test_without_a_named_key_one_is_made_on_first_start_and_kept(tmp_path, monke
     signing._signer_named.cache_clear()
 
 
-def test_a_named_key_file_holds_a_private_key_or_a_seed_and_nothing_else(tmp_path, monkeypatch):
+def test_a_named_key_file_holds_a_private_key_or_a_seed_and_nothing_else(tmp_path, configure):
     seed = os.urandom(32)
     for name, data in (("raw", seed), ("hex", seed.hex().encode())):
         (tmp_path / name).write_bytes(data)
-        monkeypatch.setenv("AGENTLOG_SIGNING_KEY", str(tmp_path / name))
+        configure(signing_key=str(tmp_path / name))
         assert signing.signer().seed == seed
     (tmp_path / "junk").write_text("not a key")
     for named in (tmp_path / "junk", tmp_path / "absent"):
-        monkeypatch.setenv("AGENTLOG_SIGNING_KEY", str(named))
+        configure(signing_key=str(named))
         with pytest.raises(signing.SigningKeyError):
             signing.signer()
 

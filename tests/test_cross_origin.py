@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from graph.app import create_app
+from models.settings import load
 from tests.servers import start_server
 from tests.shop import Client, Shop
 
@@ -22,19 +23,17 @@ PREFLIGHT = {"Access-Control-Request-Method": "POST", "Access-Control-Request-He
 
 
 @asynccontextmanager
-async def app_client(database: str, origins: str | None, monkeypatch) -> AsyncIterator[httpx.AsyncClient]:
-    """An app made while AGENTLOG_CORS_ORIGINS says `origins` (None: unset)."""
-    if origins is not None:
-        monkeypatch.setenv("AGENTLOG_CORS_ORIGINS", origins)
-    transport = httpx.ASGITransport(app=create_app(database))
-    monkeypatch.delenv("AGENTLOG_CORS_ORIGINS", raising=False)
+async def app_client(database: str, origins: str | None) -> AsyncIterator[httpx.AsyncClient]:
+    """An app made with AGENTLOG_CORS_ORIGINS set to `origins` (None: unset)."""
+    chosen = load(database_url=database, **({"cors_origins": origins} if origins is not None else {}))
+    transport = httpx.ASGITransport(app=create_app(chosen))
     async with httpx.AsyncClient(transport=transport, base_url="http://agentlog.test") as http:
         yield http
 
 
 @pytest.mark.parametrize("path", ["/graphql", "/export/00000000-0000-0000-0000-000000000000", "/v1/traces"])
-async def test_a_listed_origins_preflight_is_answered(database, monkeypatch, path):
-    async with app_client(database, f"{FRONTEND}, http://other.example", monkeypatch) as http:
+async def test_a_listed_origins_preflight_is_answered(database, path):
+    async with app_client(database, f"{FRONTEND}, http://other.example") as http:
         answer = await http.options(path, headers={"Origin": FRONTEND, **PREFLIGHT})
     assert answer.status_code == 200
     assert answer.headers["access-control-allow-origin"] == FRONTEND
@@ -42,8 +41,8 @@ async def test_a_listed_origins_preflight_is_answered(database, monkeypatch, pat
     assert "access-control-allow-credentials" not in answer.headers
 
 
-async def test_a_listed_origin_reads_and_others_are_not_let_in(database, monkeypatch):
-    async with app_client(database, FRONTEND, monkeypatch) as http:
+async def test_a_listed_origin_reads_and_others_are_not_let_in(database):
+    async with app_client(database, FRONTEND) as http:
         shop = Shop(Client(http))
         await shop.setup()
         body = {"query": "{ me { id } }"}
@@ -56,20 +55,20 @@ async def test_a_listed_origin_reads_and_others_are_not_let_in(database, monkeyp
 
 
 @pytest.mark.parametrize("path", ["/inspect", "/healthz", "/metrics", "/openapi.json"])
-async def test_no_other_route_opens_to_other_origins(database, monkeypatch, path):
-    async with app_client(database, FRONTEND, monkeypatch) as http:
+async def test_no_other_route_opens_to_other_origins(database, path):
+    async with app_client(database, FRONTEND) as http:
         answer = await http.get(path, headers={"Origin": FRONTEND})
     assert "access-control-allow-origin" not in answer.headers
 
 
-async def test_by_default_no_origin_is_let_in(database, monkeypatch):
-    async with app_client(database, None, monkeypatch) as http:
+async def test_by_default_no_origin_is_let_in(database):
+    async with app_client(database, None) as http:
         answer = await http.options("/graphql", headers={"Origin": FRONTEND, **PREFLIGHT})
     assert "access-control-allow-origin" not in answer.headers
 
 
-async def test_any_origin_is_never_given_credentials(database, monkeypatch):
-    async with app_client(database, "*", monkeypatch) as http:
+async def test_any_origin_is_never_given_credentials(database):
+    async with app_client(database, "*") as http:
         answer = await http.options("/graphql", headers={"Origin": FRONTEND, **PREFLIGHT})
         simple = await http.post("/graphql", json={"query": "{ me { id } }"}, headers={"Origin": FRONTEND, "Cookie": "a=b"})
     assert answer.headers["access-control-allow-origin"] == "*"

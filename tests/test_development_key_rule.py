@@ -10,17 +10,17 @@ from permissions import oidc
 from permissions.tokens import DEV_SECRET, NoSecret, issue_token, secret
 
 
+ISSUER = "https://login.example/realms/workshop"
+
+
 @pytest.fixture
-def provider_without_secret(monkeypatch):
-    monkeypatch.delenv("AGENTLOG_JWT_SECRET", raising=False)
-    monkeypatch.setenv("AGENTLOG_OIDC_ISSUER", "https://login.example/realms/workshop")
-    monkeypatch.setenv("AGENTLOG_OIDC_AUDIENCE", "agentlog")
+def provider_without_secret(configure):
+    configure(jwt_secret=None, oidc_issuer=ISSUER, oidc_audience="agentlog")
     oidc.provider.cache_clear()
 
 
-def test_without_secret_or_provider_the_development_key_signs(monkeypatch):
-    monkeypatch.delenv("AGENTLOG_JWT_SECRET", raising=False)
-    monkeypatch.delenv("AGENTLOG_OIDC_ISSUER", raising=False)
+def test_without_secret_or_provider_the_development_key_signs(configure):
+    configure(jwt_secret=None, oidc_issuer=None, oidc_audience=None)
     assert secret() == DEV_SECRET
 
 
@@ -32,9 +32,12 @@ def test_beside_a_provider_no_token_of_our_own_is_made_without_the_secret(provid
     assert "AGENTLOG_JWT_SECRET" in capsys.readouterr().err
 
 
-def test_beside_a_provider_serve_listens_anywhere_without_the_development_key(provider_without_secret, monkeypatch):
+def test_beside_a_provider_serve_listens_anywhere_without_the_development_key(monkeypatch):
     import uvicorn
 
+    monkeypatch.delenv("AGENTLOG_JWT_SECRET", raising=False)
+    monkeypatch.setenv("AGENTLOG_OIDC_ISSUER", ISSUER)
+    monkeypatch.setenv("AGENTLOG_OIDC_AUDIENCE", "agentlog")
     started = {}
     monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: started.update(kwargs))
     assert cli.main(["serve", "--host", "0.0.0.0", "--port", "0"]) == 0
@@ -42,7 +45,7 @@ def test_beside_a_provider_serve_listens_anywhere_without_the_development_key(pr
 
 
 def test_a_provider_without_an_audience_stops_serve(monkeypatch, capsys):
-    monkeypatch.setenv("AGENTLOG_OIDC_ISSUER", "https://login.example/realms/workshop")
+    monkeypatch.setenv("AGENTLOG_OIDC_ISSUER", ISSUER)
     monkeypatch.delenv("AGENTLOG_OIDC_AUDIENCE", raising=False)
     assert cli.main(["serve", "--port", "0"]) == 2
     assert "AGENTLOG_OIDC_AUDIENCE" in capsys.readouterr().err

@@ -18,6 +18,7 @@ from graphql import GraphQLObjectType, Undefined, get_named_type, is_leaf_type, 
 from graph.app import create_app
 from graph.fast.execution import TreeExecution, utc_iso
 from graph.api.schema import build_schema
+from models.settings import Settings, load, using
 from permissions.tokens import issue_token
 from tests.shop import Client, Shop
 
@@ -188,30 +189,29 @@ def test_the_corpus_is_large_and_covers_every_field():
 
 
 @pytest.fixture
-async def two_executors(monkeypatch, database):
+async def two_executors(database):
     clients = {}
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=_app(monkeypatch, database, "fast")),
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=_app(database, "fast")),
                                  base_url="http://agentlog.test") as fast, \
-            httpx.AsyncClient(transport=httpx.ASGITransport(app=_app(monkeypatch, database, "stock")),
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=_app(database, "stock")),
                               base_url="http://agentlog.test") as stock:
         clients["fast"], clients["stock"] = fast, stock
         yield clients
 
 
-def _app(monkeypatch, database, executor: str):
-    monkeypatch.setenv("AGENTLOG_EXECUTOR", executor)
-    return create_app(database)
+def _app(database, executor: str):
+    return create_app(load(database_url=database, executor=executor))
 
 
-def test_the_setting_chooses_the_executor(monkeypatch):
-    monkeypatch.setenv("AGENTLOG_EXECUTOR", "stock")
-    stock = build_schema()
+def test_the_setting_chooses_the_executor():
+    with using(load(executor="stock")):
+        stock = build_schema()
     assert stock.execution_context_class is not TreeExecution and not stock.fast
-    monkeypatch.setenv("AGENTLOG_EXECUTOR", "fast")
-    fast = build_schema()
+    with using(load(executor="fast")):
+        fast = build_schema()
     assert fast.execution_context_class is TreeExecution and fast.fast
-    monkeypatch.delenv("AGENTLOG_EXECUTOR", raising=False)
-    assert build_schema().execution_context_class is TreeExecution
+    with using(load(executor=Settings.model_fields["executor"].default)):
+        assert build_schema().execution_context_class is TreeExecution
 
 
 async def test_both_executors_answer_the_corpus_byte_for_byte_alike(client, two_executors):

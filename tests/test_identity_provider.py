@@ -4,8 +4,6 @@ the provider puts in the ID token after sign-in."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from permissions import oidc, provider_keys
@@ -16,12 +14,11 @@ ME = "{ me { id name tenant roles } }"
 
 
 @pytest.fixture
-def provider(monkeypatch):
+def provider(configure):
     with mock_provider() as found:
         found.client_id = found.public_client(CALLBACK)
-        monkeypatch.setenv("AGENTLOG_OIDC_ISSUER", found.issuer)
-        monkeypatch.setenv("AGENTLOG_OIDC_AUDIENCE", f"agentlog-api, {found.client_id}")
-        monkeypatch.setenv("AGENTLOG_JWT_SECRET", "kit-secret-" + "k" * 32)
+        configure(oidc_issuer=found.issuer, oidc_audience=f"agentlog-api, {found.client_id}",
+                  jwt_secret="kit-secret-" + "k" * 32)
         oidc.provider.cache_clear()
         yield found
         oidc.provider.cache_clear()
@@ -42,8 +39,8 @@ async def test_keys_are_found_through_discovery(client, provider):
     assert keys.jwks_url is None and provider.kid() in keys.keys
 
 
-async def test_a_key_set_url_given_directly_is_used(client, provider, monkeypatch):
-    monkeypatch.setenv("AGENTLOG_JWKS_URL", provider.issuer + "/jwks")
+async def test_a_key_set_url_given_directly_is_used(client, provider, configure):
+    configure(jwks_url=provider.issuer + "/jwks")
     token = signed_in(provider, "mia", tenant="shop")
     assert (await client.ok(ME, token=token))["me"]["id"] == "mia"
     assert oidc.current_provider().jwks_url == provider.issuer + "/jwks"
@@ -81,13 +78,11 @@ async def test_unknown_kids_refresh_the_keys_at_most_once_an_interval(client, pr
     assert len(calls) == fetched
 
 
-async def test_claims_mapping_from_the_providers_id_token(client, provider, monkeypatch):
+async def test_claims_mapping_from_the_providers_id_token(client, provider, configure):
     shop = Shop(client)
     await shop.setup()
-    monkeypatch.setenv("AGENTLOG_CLAIM_TENANT", "org.workshop")
-    monkeypatch.setenv("AGENTLOG_CLAIM_ROLES", "realm_access.roles")
-    monkeypatch.setenv("AGENTLOG_CLAIM_NAME", "preferred_username")
-    monkeypatch.setenv("AGENTLOG_ROLE_MAP", json.dumps({"leads": ["Manager", "Auditor"]}))
+    configure(claim_tenant="org.workshop", claim_roles="realm_access.roles", claim_name="preferred_username",
+              role_map={"leads": ["Manager", "Auditor"]})
     token = signed_in(
         provider, "noor", org={"workshop": shop.tenant}, preferred_username="Noor K.",
         realm_access={"roles": ["leads", "offline_access"]}, kit=False,

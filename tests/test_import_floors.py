@@ -11,9 +11,7 @@ from pathlib import Path
 from tests.test_one_access_decision import ROOT
 
 FLOORS = ("models.record", "models", "permissions", "resolvers", "graph")
-# Identity is read from the settings of the floor above until the settings are made once at start and passed down.
 MOST_MODULES = 16
-KNOWN_BACK_UP = {("permissions.oidc", "resolvers.settings"), ("permissions.tokens", "resolvers.settings")}
 
 
 def floor(module: str) -> int:
@@ -114,8 +112,7 @@ def test_the_walk_sees_every_floor():
 
 def test_no_import_runs_back_up_a_floor():
     back_up = {(m, d) for m, deps in graph_of(on_load_only=False).items() for d in deps if floor(d) > floor(m)}
-    assert back_up - KNOWN_BACK_UP == set()
-    assert KNOWN_BACK_UP - back_up == set(), "an import named as known no longer runs back up: strike it"
+    assert back_up == set()
 
 
 def test_the_pure_record_imports_only_itself():

@@ -117,8 +117,8 @@ async def test_each_kind_of_change_makes_one_line_and_a_change_to_nothing_none(c
     assert (await shop.check(str(ledger_id(shop.tenant)), ana(shop)))["intact"] is True
 
 
-async def test_defining_and_removing_a_webhook_are_ledger_lines_without_its_secret(client, monkeypatch):
-    monkeypatch.setenv("AGENTLOG_WEBHOOK_ALLOW_PRIVATE", "true")
+async def test_defining_and_removing_a_webhook_are_ledger_lines_without_its_secret(client, configure):
+    configure(webhook_allow_private=True)
     shop = Shop(client)
     await shop.setup()
     url = "http://127.0.0.1:9/hooks"

@@ -54,10 +54,10 @@ async def test_requests_latency_and_lines_are_counted(client):
     assert grew("agentlog_lines_appended_total", tenant="") == 9
 
 
-async def test_lines_carry_the_tenant_only_when_the_setting_says_so(client, monkeypatch):
+async def test_lines_carry_the_tenant_only_when_the_setting_says_so(client, configure):
     shop = Shop(client)
     await shop.setup()
-    monkeypatch.setenv("AGENTLOG_METRICS_TENANT_LABEL", "true")
+    configure(metrics_tenant_label=True)
 
     await shop.estimate()
 

@@ -40,9 +40,9 @@ async def made_from_spans(shop: Shop) -> tuple:
     return await tree(shop, made["id"])
 
 
-@pytest.mark.parametrize("logging, record_content", [("FULL", "true"), ("METADATA_ONLY", "true"), ("FULL", "false")])
-async def test_the_kit_and_a_span_make_the_same_task(client, monkeypatch, logging, record_content):
-    monkeypatch.setenv("AGENTLOG_RECORD_CONTENT", record_content)
+@pytest.mark.parametrize("logging, record_content", [("FULL", True), ("METADATA_ONLY", True), ("FULL", False)])
+async def test_the_kit_and_a_span_make_the_same_task(client, configure, logging, record_content):
+    configure(record_content=record_content)
     by_kit, by_span = Shop(client), Shop(client)
     await by_kit.setup(logging=logging)
     await by_span.setup(logging=logging)
@@ -50,7 +50,7 @@ async def test_the_kit_and_a_span_make_the_same_task(client, monkeypatch, loggin
     kit_tree, span_tree = await started_by_the_kit(by_kit), await made_from_spans(by_span)
 
     assert kit_tree == span_tree
-    shown = logging == "FULL" and record_content == "true"
+    shown = logging == "FULL" and record_content
     (given, result, session, *_), [child] = kit_tree
     assert (given, result, session) == ((GIVEN, RESULT, "s-7") if shown else (None, None, "s-7"))
     assert child[2] == "s-7" and child[3:5] == (1, 1)

@@ -116,8 +116,8 @@ async def test_children_sent_before_their_parent_wait_and_are_placed_under_it(cl
     assert (await shop.verify(task["id"]))["intact"] is True
 
 
-async def test_spans_whose_parent_never_comes_hang_under_a_stand_in_after_the_wait(client, monkeypatch):
-    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
+async def test_spans_whose_parent_never_comes_hang_under_a_stand_in_after_the_wait(client, configure):
+    configure(otlp_wait_s=60)
     shop = Shop(client)
     await shop.setup()
     t = new_trace_id()
@@ -134,8 +134,8 @@ async def test_spans_whose_parent_never_comes_hang_under_a_stand_in_after_the_wa
     assert (await shop.verify(task["id"]))["intact"] is True
 
 
-async def test_a_parent_that_comes_places_its_spans_and_leaves_the_others_waiting(client, monkeypatch):
-    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
+async def test_a_parent_that_comes_places_its_spans_and_leaves_the_others_waiting(client, configure):
+    configure(otlp_wait_s=60)
     shop = Shop(client)
     await shop.setup()
     t = new_trace_id()
@@ -264,7 +264,7 @@ async def test_without_a_kit_token_nothing_is_taken(client):
     assert await OtlpPlacedSpan.filter(tenant=shop.tenant).count() == 0
 
 
-async def test_hostile_bodies_answer_400_or_413_and_write_nothing(client, monkeypatch):
+async def test_hostile_bodies_answer_400_or_413_and_write_nothing(client, configure):
     shop = Shop(client)
     await shop.setup()
     t = new_trace_id()
@@ -281,7 +281,7 @@ async def test_hostile_bodies_answer_400_or_413_and_write_nothing(client, monkey
         await post(shop, None, body=nested),
         await post(shop, None, headers={"Content-Encoding": "gzip"}, body=b"\x1f\x8b not gzip"),
     ]
-    monkeypatch.setenv("AGENTLOG_MAX_BODY_BYTES", "100000")
+    configure(max_body_bytes=100000)
     bomb = await post(shop, None, headers={"Content-Encoding": "gzip"}, body=gzip.compress(b"\0" * 1_000_000))
     too_big = await post(shop, None, body=b"\0" * 100_001)
 
@@ -450,8 +450,8 @@ async def test_a_span_whose_parent_work_was_forgotten_hangs_under_a_stand_in(cli
     assert (await shop.verify(stand_in["id"]))["intact"] is True
 
 
-async def test_a_stand_in_runs_while_its_trace_has_spans_waiting_and_its_ended_line_is_last(client, monkeypatch):
-    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
+async def test_a_stand_in_runs_while_its_trace_has_spans_waiting_and_its_ended_line_is_last(client, configure):
+    configure(otlp_wait_s=60)
     shop = Shop(client)
     await shop.setup()
     t, lost = new_trace_id(), new_span_id()

@@ -9,8 +9,8 @@ def spans(trace: str, count: int, size: int = 80_000) -> list[tuple[Mapped, int]
             for n in range(count)]
 
 
-def test_past_the_limit_the_trace_kept_longest_ago_goes_first(monkeypatch):
-    monkeypatch.setenv("AGENTLOG_OTLP_KEPT_MB", "1")
+def test_past_the_limit_the_trace_kept_longest_ago_goes_first(configure):
+    configure(otlp_kept_mb=1)
     kept = KeptSpans()
 
     kept.keep("shop", "a", spans("a", 2))
@@ -25,13 +25,13 @@ def test_past_the_limit_the_trace_kept_longest_ago_goes_first(monkeypatch):
     assert kept.of("other", "a", ["a-0"]) == {}
 
 
-def test_placed_spans_are_dropped_and_zero_keeps_none(monkeypatch):
+def test_placed_spans_are_dropped_and_zero_keeps_none(configure):
     kept = KeptSpans()
     kept.keep("shop", "a", spans("a", 3, size=10))
 
     kept.drop("shop", "a", ["a-0", "a-2", "never-kept"])
     assert list(kept.of("shop", "a", ["a-0", "a-1", "a-2"])) == ["a-1"] and kept.bytes == FOOTPRINT * 10
 
-    monkeypatch.setenv("AGENTLOG_OTLP_KEPT_MB", "0")
+    configure(otlp_kept_mb=0)
     kept.keep("shop", "b", spans("b", 1))
     assert len(kept) == 0 and kept.bytes == 0 and kept.of("shop", "a", ["a-1"]) == {}

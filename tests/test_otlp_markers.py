@@ -140,8 +140,8 @@ async def test_a_marker_for_a_model_call_or_tool_adds_nothing_and_their_spans_br
     assert (task["modelCalls"], task["toolCalls"]) == (1, 1)
 
 
-async def test_a_marker_whose_span_never_comes_ends_failed_once_its_trace_is_quiet(client, monkeypatch, told):
-    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
+async def test_a_marker_whose_span_never_comes_ends_failed_once_its_trace_is_quiet(client, configure, told):
+    configure(otlp_wait_s=60)
     shop = Shop(client)
     await shop.setup()
     t = new_trace_id()
@@ -166,8 +166,8 @@ async def test_a_marker_whose_span_never_comes_ends_failed_once_its_trace_is_qui
     assert await kinds(task["id"]) == ["STARTED", "MODEL_CALL", "ENDED"]
 
 
-async def test_a_span_of_its_trace_keeps_an_opened_task_waiting(client, monkeypatch):
-    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
+async def test_a_span_of_its_trace_keeps_an_opened_task_waiting(client, configure):
+    configure(otlp_wait_s=60)
     shop = Shop(client)
     await shop.setup()
     t = new_trace_id()

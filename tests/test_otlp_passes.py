@@ -52,11 +52,10 @@ async def assert_placed_whole_once_and_in_order(tenant: str, leads: int, helpers
             assert started[task.parent_id] < started[task.id], task.agent
 
 
-@pytest.mark.parametrize("kept_mb", ["32", "0"])
-async def test_a_trace_larger_than_a_pass_is_placed_whole_exactly_once_parents_first(client, monkeypatch, kept_mb):
+@pytest.mark.parametrize("kept_mb", [32, 0])
+async def test_a_trace_larger_than_a_pass_is_placed_whole_exactly_once_parents_first(client, configure, kept_mb):
     """Whether this process kept the waiting spans as mapped or each pass reads their bodies back."""
-    monkeypatch.setenv("AGENTLOG_OTLP_PASS_SPANS", str(PASS))
-    monkeypatch.setenv("AGENTLOG_OTLP_KEPT_MB", kept_mb)
+    configure(otlp_pass_spans=PASS, otlp_kept_mb=kept_mb)
     shop = Shop(client)
     await shop.setup()
     first, last = leads_then_root(3, 4)
@@ -69,8 +68,8 @@ async def test_a_trace_larger_than_a_pass_is_placed_whole_exactly_once_parents_f
     await assert_placed_whole_once_and_in_order(shop.tenant, 3, 4)
 
 
-async def test_the_export_that_completes_a_large_trace_is_answered_once_its_own_spans_are_stored(client, monkeypatch):
-    monkeypatch.setenv("AGENTLOG_OTLP_PASS_SPANS", str(PASS))
+async def test_the_export_that_completes_a_large_trace_is_answered_once_its_own_spans_are_stored(client, configure):
+    configure(otlp_pass_spans=PASS)
     shop = Shop(client)
     await shop.setup()
     first, last = leads_then_root(2, 5)
@@ -87,8 +86,8 @@ async def test_the_export_that_completes_a_large_trace_is_answered_once_its_own_
     await assert_placed_whole_once_and_in_order(shop.tenant, 2, 5)
 
 
-async def test_passes_that_fail_after_the_answer_are_placed_by_the_sweeps_next_round(client, monkeypatch):
-    monkeypatch.setenv("AGENTLOG_OTLP_PASS_SPANS", str(PASS))
+async def test_passes_that_fail_after_the_answer_are_placed_by_the_sweeps_next_round(client, configure, monkeypatch):
+    configure(otlp_pass_spans=PASS)
     shop = Shop(client)
     await shop.setup()
     first, last = leads_then_root(2, 5)
@@ -123,9 +122,9 @@ async def completing_statements(shop: Shop, helpers: int) -> int:
     return len(sent)
 
 
-async def test_every_pass_sends_the_same_statements_however_large_the_trace(client, monkeypatch):
+async def test_every_pass_sends_the_same_statements_however_large_the_trace(client, configure):
     """The root and its model call, then three helpers of three spans a pass: 2 + 3k helpers make 1 + k passes."""
-    monkeypatch.setenv("AGENTLOG_OTLP_PASS_SPANS", str(PASS))
+    configure(otlp_pass_spans=PASS)
     shop = Shop(client)
     await shop.setup()
 
@@ -134,14 +133,14 @@ async def test_every_pass_sends_the_same_statements_however_large_the_trace(clie
     assert four - two == six - four > 0
 
 
-async def test_a_pass_reads_the_bodies_it_needs_with_its_spans(client, monkeypatch):
+async def test_a_pass_reads_the_bodies_it_needs_with_its_spans(client, configure):
     """Spans no process kept cost the first pass one read of their bodies, and every later pass none more than
     spans kept: a later pass reads the bodies with its spans, in the same statement."""
-    monkeypatch.setenv("AGENTLOG_OTLP_PASS_SPANS", str(PASS))
+    configure(otlp_pass_spans=PASS)
     shop = Shop(client)
     await shop.setup()
     kept = [await completing_statements(shop, 2 + 3 * k) for k in (2, 6)]
-    monkeypatch.setenv("AGENTLOG_OTLP_KEPT_MB", "0")
+    configure(otlp_kept_mb=0)
 
     read_back = [await completing_statements(shop, 2 + 3 * k) for k in (2, 6)]
 

@@ -88,8 +88,8 @@ async def test_meter_rows_page_oldest_first(shop, tree):
 
 
 @pytest.mark.parametrize("field", ["record", "trace", "children", "subtree", "calls"])
-async def test_past_the_row_cap_a_list_without_first_is_refused_naming_the_field(shop, tree, monkeypatch, field):
-    monkeypatch.setenv("AGENTLOG_MAX_LIST_ROWS", "2")
+async def test_past_the_row_cap_a_list_without_first_is_refused_naming_the_field(shop, tree, configure, field):
+    configure(max_list_rows=2)
 
     error = await refused(shop, tree["root"], f"{field} {{ __typename }}")
     paged = await read(shop, tree["root"], f"{field}(first: 2) {{ __typename }}")
@@ -99,16 +99,16 @@ async def test_past_the_row_cap_a_list_without_first_is_refused_naming_the_field
     assert len(paged[field]) == 2
 
 
-async def test_a_level_read_without_first_is_whole_up_to_the_cap_on_each_task_and_refused_past_it(shop, monkeypatch):
+async def test_a_level_read_without_first_is_whole_up_to_the_cap_on_each_task_and_refused_past_it(shop, configure):
     parent = (await shop.start())["id"]
     kids = [(await shop.start(parent=parent))["id"] for _ in range(2)]
     for kid in [*kids, kids[0]]:
         await shop.model_call(kid)
     paged = [(await read(shop, kid, "trace(first: 10) { seq kind }"))["trace"] for kid in kids]
-    monkeypatch.setenv("AGENTLOG_MAX_LIST_ROWS", "3")
+    configure(max_list_rows=3)
 
     level = await read(shop, parent, "children { id trace { seq kind } }")
-    monkeypatch.setenv("AGENTLOG_MAX_LIST_ROWS", "2")
+    configure(max_list_rows=2)
     error = await refused(shop, parent, "children { trace { seq } }")
 
     assert [len(lines) for lines in paged] == [3, 2]

@@ -25,11 +25,9 @@ START = """mutation($input: StartTaskInput!) { startTask(input: $input) { id } }
 
 
 @pytest.fixture
-def provider(monkeypatch):
+def provider(configure, monkeypatch):
     with KeyServer("RS256", "ES256", "EdDSA") as keys:
-        monkeypatch.setenv("AGENTLOG_OIDC_ISSUER", keys.issuer)
-        monkeypatch.setenv("AGENTLOG_OIDC_AUDIENCE", "agentlog")
-        monkeypatch.setenv("AGENTLOG_JWT_SECRET", SECRET)
+        configure(oidc_issuer=keys.issuer, oidc_audience="agentlog", jwt_secret=SECRET)
         monkeypatch.setattr(provider_keys, "REFRESH_EVERY", 0.0)
         oidc.provider.cache_clear()
         yield keys
@@ -53,11 +51,9 @@ async def test_a_provider_token_names_the_person(client, provider, shop, algorit
     assert me == {"id": "mia", "name": "Mia", "tenant": shop.tenant, "roles": ["Mechanic"]}
 
 
-async def test_nested_and_namespaced_claims_and_the_role_map(client, provider, shop, monkeypatch):
-    monkeypatch.setenv("AGENTLOG_CLAIM_TENANT", "https://agentlog.example/tenant")
-    monkeypatch.setenv("AGENTLOG_CLAIM_ROLES", "realm_access.roles")
-    monkeypatch.setenv("AGENTLOG_CLAIM_NAME", "preferred_username")
-    monkeypatch.setenv("AGENTLOG_ROLE_MAP", json.dumps({"workshop-leads": ["Manager", "Auditor"], "ledger": "Accountant"}))
+async def test_nested_and_namespaced_claims_and_the_role_map(client, provider, shop, configure):
+    configure(claim_tenant="https://agentlog.example/tenant", claim_roles="realm_access.roles",
+              claim_name="preferred_username", role_map={"workshop-leads": ["Manager", "Auditor"], "ledger": "Accountant"})
     token = provider.token(**{
         "https://agentlog.example/tenant": shop.tenant, "preferred_username": "noor.k",
         "realm_access": {"roles": ["workshop-leads", "ledger", "offline_access"]},
@@ -153,9 +149,9 @@ async def test_jku_and_x5u_are_never_followed(client, provider, shop):
     assert elsewhere.requests == []
 
 
-async def test_without_the_secret_no_hs256_token_is_taken_beside_a_provider(client, provider, shop, monkeypatch):
+async def test_without_the_secret_no_hs256_token_is_taken_beside_a_provider(client, provider, shop, configure):
     dev_token = shop.noor
-    monkeypatch.delenv("AGENTLOG_JWT_SECRET")
+    configure(jwt_secret=None)
     from permissions.tokens import DEV_SECRET, issue_token
 
     for token in (dev_token, issue_token("noor", shop.tenant, roles=["Manager"], key=DEV_SECRET)):

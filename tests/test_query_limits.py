@@ -4,6 +4,7 @@ import httpx
 import pytest
 
 from graph.app import create_app
+from models.settings import load
 from tests.shop import Client, Shop
 
 START = (
@@ -84,12 +85,9 @@ async def test_a_query_longer_than_ten_thousand_tokens_is_refused_and_nothing_of
 
 
 @pytest.fixture
-async def strict(monkeypatch, database):
+async def strict(database):
     """A server started with tighter limits than the defaults."""
-    monkeypatch.setenv("AGENTLOG_MAX_QUERY_DEPTH", "3")
-    monkeypatch.setenv("AGENTLOG_MAX_ALIASES", "2")
-    monkeypatch.setenv("AGENTLOG_MAX_TOKENS", "40")
-    app = create_app(database)
+    app = create_app(load(database_url=database, max_query_depth=3, max_aliases=2, max_tokens=40))
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://agentlog.test") as http:
         yield Client(http)
 

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from graph.app import create_app
+from models.settings import load
 from resolvers.events import replicas
 from resolvers.events.replicas import Routing, replica_of
 from tests.pg_cluster import free_port
@@ -24,15 +25,13 @@ HEADER = "X-Agentlog-Consistency"
 async def gone(database, monkeypatch):
     """An app whose reads go to a replica that no longer answers, and that replica."""
     url = f"postgres://postgres@127.0.0.1:{free_port()}/agentlog"
-    monkeypatch.setenv("AGENTLOG_DATABASE_URL", database)
-    monkeypatch.setenv("AGENTLOG_READ_DATABASE_URLS", url)
     replica = replica_of(0, url)
     replica.up, replica.replayed, replica.caught_up_at = True, 2**62, time.monotonic() + 3600
     routing = Routing([replica], max_lag_s=5)
     routing.primary = replicas.get_connection("default")
     routing.heard_heartbeat(time.monotonic() + 3600)
     monkeypatch.setattr(replicas, "_routing", routing)
-    transport = httpx.ASGITransport(app=create_app(database))
+    transport = httpx.ASGITransport(app=create_app(load(database_url=database, read_database_urls=url)))
     async with httpx.AsyncClient(transport=transport, base_url="http://agentlog.test") as http:
         yield http, replica
     await replica.client.close()

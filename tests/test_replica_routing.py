@@ -126,7 +126,7 @@ def test_tokens_are_wal_positions_and_anything_else_is_bad_input():
 
 
 def test_replicas_are_refused_without_a_postgresql_primary_or_as_other_urls(monkeypatch):
-    from resolvers import settings
+    from models import settings
 
     monkeypatch.delenv("AGENTLOG_DATABASE_URL", raising=False)
     monkeypatch.setenv("AGENTLOG_READ_DATABASE_URLS", "postgres://postgres@10.0.0.2/agentlog")

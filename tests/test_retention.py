@@ -74,7 +74,7 @@ async def test_a_tenant_without_retain_days_keeps_its_work(client):
     assert await shop.read(task, shop.noor, "id") is not None
 
 
-async def test_idempotency_keys_expire_after_the_set_days(client, monkeypatch):
+async def test_idempotency_keys_expire_after_the_set_days(client, configure):
     shop = Shop(client)
     await shop.setup()
     await shop.write("startTask", {"agent": "Estimator", "skill": "EstimateRepair", "actor": {"id": "e"},
@@ -84,7 +84,7 @@ async def test_idempotency_keys_expire_after_the_set_days(client, monkeypatch):
     await retention.sweep(made + timedelta(days=6, hours=23), wait=True)
     assert await IdempotencyKey.filter(tenant=shop.tenant).count() == 1
 
-    monkeypatch.setenv("AGENTLOG_IDEMPOTENCY_DAYS", "2")
+    configure(idempotency_days=2)
     await retention.sweep(made + timedelta(days=2, seconds=1), wait=True)
     assert await IdempotencyKey.filter(tenant=shop.tenant).count() == 0
 

@@ -41,9 +41,9 @@ async def test_days_under_the_floor_with_a_basis_are_kept_with_it(client):
     assert longer["definePolicies"]["retainDays"] == 183 and longer["definePolicies"]["retentionBasis"] is None
 
 
-async def test_the_floor_is_a_setting(client, monkeypatch):
+async def test_the_floor_is_a_setting(client, configure):
     shop = await shop_of(client)
-    monkeypatch.setenv("AGENTLOG_RETENTION_FLOOR_DAYS", "7")
+    configure(retention_floor_days=7)
 
     kept = await client.ok(POLICIES, {"input": {"retainDays": 30}}, shop.kit)
     refused = await client.error(POLICIES, {"input": {"retainDays": 6}}, shop.kit)

@@ -121,14 +121,14 @@ async def test_a_long_payload_is_cut_on_a_character_boundary_and_marked(client):
     assert whole["payload_truncated"] is False and not whole["payload_text"].endswith(MARKER)
 
 
-async def test_more_rows_than_the_cap_are_cut_to_the_oldest_and_marked(client, monkeypatch):
+async def test_more_rows_than_the_cap_are_cut_to_the_oldest_and_marked(client, configure):
     shop = Shop(client)
     await shop.setup()
     session = new_session()
     await shop.estimate(session=session)
     everything = await rows(client, session, shop.mia)
 
-    monkeypatch.setenv("AGENTLOG_TRANSCRIPT_ROW_CAP", "4")
+    configure(transcript_row_cap=4)
     response = await transcript(client, session, shop.mia)
 
     assert response.json()["truncated"] is True

@@ -1,4 +1,5 @@
-"""Every AGENTLOG_* setting is checked before the server starts, and the README lists each one as it is."""
+"""Every AGENTLOG_* setting is checked before the server starts, read once there, and the README lists each one as
+it is."""
 
 import gc
 import os
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from graph.app import settle_heap
-from resolvers import settings
+from models import settings
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -55,32 +56,32 @@ def test_the_secret_is_never_printed():
     assert out.returncode == 2 and "s3cret-value" not in out.stderr + out.stdout
 
 
-def test_the_settings_read_the_environment_as_it_is_now(monkeypatch):
+def test_the_settings_are_the_environment_as_it_was_when_they_were_read(monkeypatch):
     monkeypatch.setenv("AGENTLOG_TRANSCRIPT_ROW_CAP", "12")
-    assert settings.transcript_row_cap() == 12
-    monkeypatch.delenv("AGENTLOG_TRANSCRIPT_ROW_CAP")
-    assert settings.transcript_row_cap() == 5000
+    read = settings.load()
+    monkeypatch.setenv("AGENTLOG_TRANSCRIPT_ROW_CAP", "13")
+
+    with settings.using(read):
+        assert settings.transcript_row_cap() == 12
+    with settings.using(settings.load(transcript_row_cap=7)):
+        assert settings.transcript_row_cap() == 7
 
 
-def test_every_way_of_changing_the_environment_is_seen_at_once():
-    from unittest import mock
+def test_settings_given_in_place_of_the_environment_take_its_other_values(monkeypatch):
+    monkeypatch.setenv("AGENTLOG_EXECUTOR", "stock")
 
-    for rows in range(1, 80):
-        os.environ["AGENTLOG_MAX_LIST_ROWS"] = str(rows)
-        assert settings.max_list_rows() == rows
-    del os.environ["AGENTLOG_MAX_LIST_ROWS"]
-    assert settings.max_list_rows() == 100_000
-    with mock.patch.dict(os.environ, {"AGENTLOG_MAX_LIST_ROWS": "7"}):
-        assert settings.max_list_rows() == 7
-    assert settings.max_list_rows() == 100_000
+    given = settings.load(otlp_wait_s=1)
+
+    assert (given.otlp_wait_s, given.executor) == (1, "stock")
 
 
-def test_a_bad_value_met_while_serving_is_bad_input(monkeypatch):
-    from models.errors import BadInput
-
+def test_a_refused_value_is_named_with_what_it_should_be(monkeypatch):
     monkeypatch.setenv("AGENTLOG_MAX_TOKENS", "lots")
-    with pytest.raises(BadInput, match="AGENTLOG_MAX_TOKENS='lots'"):
-        settings.max_tokens()
+    with pytest.raises(settings.Refused, match="AGENTLOG_MAX_TOKENS='lots' is refused"):
+        settings.load()
+    with pytest.raises(settings.Refused, match="AGENTLOG_MAX_ALIASES=0 is refused") as refused:
+        settings.load(max_tokens=40, max_aliases=0)
+    assert len(refused.value.lines) == 1
 
 
 def test_the_readme_lists_every_setting_as_the_settings_class_defines_it():
@@ -111,11 +112,10 @@ def thresholds():
 
 
 @pytest.mark.parametrize(("young", "expected"), [("12345", 12345), ("0", None)])
-def test_a_started_server_collects_its_youngest_generation_as_set(monkeypatch, thresholds, young, expected):
-    monkeypatch.setenv("AGENTLOG_GC_YOUNG", young)
+def test_a_started_server_collects_its_youngest_generation_as_set(thresholds, young, expected):
     gc.set_threshold(700, *thresholds[1:])
 
-    settle_heap()
+    settle_heap(settings.load(gc_young=young).gc_young)
 
     assert gc.get_threshold() == (expected or 700, *thresholds[1:])
     assert gc.get_freeze_count() > 0

@@ -25,6 +25,7 @@ from tests.servers import Server, start_server
 from tests.shop import Client, Shop
 
 CLIENT_ID = "agentlog-inspector"
+KIT_SECRET = "kit-secret-" + "k" * 32
 SHOTS = Path(os.environ.get("AGENTLOG_SCREENSHOTS", Path(__file__).resolve().parent / "screenshots"))
 
 
@@ -35,11 +36,13 @@ def provider():
 
 
 @pytest.fixture
-def server(database, provider, monkeypatch) -> Server:
+def server(database, provider, monkeypatch, configure) -> Server:
+    """A server process signed in through the provider; this process makes the kit's tokens with its secret."""
     monkeypatch.setenv("AGENTLOG_OIDC_ISSUER", provider.issuer)
     monkeypatch.setenv("AGENTLOG_OIDC_AUDIENCE", CLIENT_ID)
     monkeypatch.setenv("AGENTLOG_OIDC_CLIENT_ID", CLIENT_ID)
-    monkeypatch.setenv("AGENTLOG_JWT_SECRET", "kit-secret-" + "k" * 32)
+    monkeypatch.setenv("AGENTLOG_JWT_SECRET", KIT_SECRET)
+    configure(jwt_secret=KIT_SECRET)
     started = start_server(database)
     yield started
     started.stop()
@@ -156,7 +159,7 @@ async def test_without_a_client_id_the_pages_offer_only_pasting(browser, databas
         server.stop()
 
 
-async def test_the_token_is_refreshed_before_it_expires(browser, database, monkeypatch):
+async def test_the_token_is_refreshed_before_it_expires(browser, database, monkeypatch, configure):
     """The provider's ID tokens live 20 s here; the page trades its refresh token at the provider halfway through.
     oidc-provider-mock answers a refresh with a new access token only, where Keycloak, Entra ID and Auth0 also give
     a new ID token: the test adds one to the provider's real answer, signed with the provider's own key."""
@@ -164,7 +167,8 @@ async def test_the_token_is_refreshed_before_it_expires(browser, database, monke
         monkeypatch.setenv("AGENTLOG_OIDC_ISSUER", provider.issuer)
         monkeypatch.setenv("AGENTLOG_OIDC_AUDIENCE", CLIENT_ID)
         monkeypatch.setenv("AGENTLOG_OIDC_CLIENT_ID", CLIENT_ID)
-        monkeypatch.setenv("AGENTLOG_JWT_SECRET", "kit-secret-" + "k" * 32)
+        monkeypatch.setenv("AGENTLOG_JWT_SECRET", KIT_SECRET)
+        configure(jwt_secret=KIT_SECRET)
         server = start_server(database)
         try:
             async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:

@@ -69,7 +69,7 @@ def test_a_jwt_secret_shorter_than_32_bytes_is_refused_at_start(secret):
 
 
 def test_a_jwt_secret_of_32_bytes_is_taken(monkeypatch):
-    from resolvers import settings
+    from models import settings
 
     monkeypatch.setenv("AGENTLOG_JWT_SECRET", "é" * 16)
 

@@ -246,8 +246,8 @@ async def _all_ended(hub: Hub) -> None:
             await asyncio.sleep(0.01)
 
 
-async def test_a_subscriber_that_falls_behind_is_ended_and_writes_go_on(client, event_bus, monkeypatch):
-    monkeypatch.setenv("AGENTLOG_SUBSCRIBER_QUEUE", "2")
+async def test_a_subscriber_that_falls_behind_is_ended_and_writes_go_on(client, event_bus, configure):
+    configure(subscriber_queue=2)
     shop = Shop(client)
     await shop.setup()
     stream = await build_schema().subscribe(SUBSCRIPTION, context_value=_context(shop.noor))

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from resolvers import settings
+from models import settings
 from tests.shop import Shop
 
 TASKS = "query Tasks { tasks(first: 10) { edges { node { id agent status } } } }"
@@ -28,10 +28,10 @@ def persisted(document_hash: str, query: str | None = None) -> dict:
 
 
 @pytest.fixture
-def trusted(tmp_path, monkeypatch):
+def trusted(tmp_path, configure):
     path = tmp_path / "trusted-documents.json"
     path.write_text(json.dumps({sha256(TASKS): TASKS, sha256(ME): ME}))
-    monkeypatch.setenv("AGENTLOG_TRUSTED_DOCUMENTS", str(path))
+    configure(trusted_documents=str(path))
     return path
 
 
@@ -76,11 +76,11 @@ async def test_without_only_trusted_any_document_still_runs(client, trusted):
     assert "errors" not in await send(client, {"query": OTHER}, shop.noor)
 
 
-async def test_only_trusted_documents_run_for_people_and_strangers(client, trusted, monkeypatch):
+async def test_only_trusted_documents_run_for_people_and_strangers(client, trusted, configure):
     shop = Shop(client)
     await shop.setup()
     task = await shop.start()
-    monkeypatch.setenv("AGENTLOG_ONLY_TRUSTED_DOCUMENTS", "true")
+    configure(only_trusted_documents=True)
 
     for token in (shop.noor, shop.mia, None):
         refused = await send(client, {"query": OTHER}, token)
@@ -91,10 +91,10 @@ async def test_only_trusted_documents_run_for_people_and_strangers(client, trust
     assert [e["node"]["id"] for e in by_hash["data"]["tasks"]["edges"]] == [task["id"]]
 
 
-async def test_an_untrusted_write_by_a_person_writes_nothing_and_the_kit_still_writes(client, trusted, monkeypatch):
+async def test_an_untrusted_write_by_a_person_writes_nothing_and_the_kit_still_writes(client, trusted, configure):
     shop = Shop(client)
     await shop.setup()
-    monkeypatch.setenv("AGENTLOG_ONLY_TRUSTED_DOCUMENTS", "true")
+    configure(only_trusted_documents=True)
     start = "mutation($input: StartTaskInput!) { startTask(input: $input) { id } }"
     input = {"agent": "Estimator", "skill": "EstimateRepair", "about": "Ticket T-7", "trigger": "Mia asked.",
              "requester": {"id": "mia", "name": "Mia"}, "actor": {"id": "estimator", "name": "Estimator"}}

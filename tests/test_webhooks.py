@@ -32,10 +32,9 @@ SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 
 @pytest.fixture
-def private(monkeypatch):
+def private(configure):
     """Receivers on loopback, as the tests' are; retries after a hundredth of a second."""
-    monkeypatch.setenv("AGENTLOG_WEBHOOK_ALLOW_PRIVATE", "true")
-    monkeypatch.setenv("AGENTLOG_WEBHOOK_RETRY_S", "0.01")
+    configure(webhook_allow_private=True, webhook_retry_s=0.01)
 
 
 @pytest.fixture(autouse=True)
@@ -94,8 +93,8 @@ async def test_a_secret_given_signs_the_deliveries_and_is_answered_once_only(cli
 
 
 async def test_a_receiver_that_fails_once_gets_the_same_delivery_again_and_the_log_counts_two_attempts(
-        client, private, monkeypatch):
-    monkeypatch.setenv("AGENTLOG_WEBHOOK_RETRY_S", "5")
+        client, private, configure):
+    configure(webhook_retry_s=5)
     with receiving(500) as receiver:
         shop, hook = await hooked(client, receiver.url, "AgentTaskStarted")
         await shop.start()
@@ -135,8 +134,8 @@ async def test_a_delivery_failing_for_24_hours_is_given_up_and_the_log_says_so(c
         "failed": 1, "given_up": 1}
 
 
-async def test_waits_between_attempts_double_up_to_an_hour(monkeypatch):
-    monkeypatch.setenv("AGENTLOG_WEBHOOK_RETRY_S", "5")
+async def test_waits_between_attempts_double_up_to_an_hour(configure):
+    configure(webhook_retry_s=5)
     assert [sender.wait_after(n).total_seconds() for n in (1, 2, 3, 4, 12)] == [5, 10, 20, 40, 3600]
 
 
@@ -255,11 +254,11 @@ async def test_a_url_on_a_loopback_private_or_link_local_address_or_not_http_is_
     assert await state() == before
 
 
-async def test_a_delivery_to_a_name_that_now_resolves_to_loopback_is_logged_and_not_sent(client, private, monkeypatch):
+async def test_a_delivery_to_a_name_that_now_resolves_to_loopback_is_logged_and_not_sent(client, private, configure):
     with receiving() as receiver:
         shop, _ = await hooked(client, receiver.url.replace("127.0.0.1", "localhost"), "AgentTaskStarted")
         await shop.start()
-        monkeypatch.setenv("AGENTLOG_WEBHOOK_ALLOW_PRIVATE", "false")
+        configure(webhook_allow_private=False)
         await sender.deliver_due()
 
     assert receiver.received == []
@@ -307,10 +306,10 @@ async def test_an_https_delivery_is_pinned_with_its_name_as_the_tls_server_name(
     assert await addresses.destination(url) == (None, addresses.Destination(pinned, host, server_name))
 
 
-async def test_a_receiver_that_is_slow_to_answer_holds_back_no_other_tenants_delivery(client, private, monkeypatch):
+async def test_a_receiver_that_is_slow_to_answer_holds_back_no_other_tenants_delivery(client, private, configure):
     """The slow receiver's tenant comes first in a round; its answer is held until the other tenant's receiver
     has heard its delivery, or 3 s, well within the delivery's timeout."""
-    monkeypatch.setenv("AGENTLOG_WEBHOOK_TIMEOUT_S", "20")
+    configure(webhook_timeout_s=20)
     held = threading.Event()
     with receiving(held=held) as slow, receiving() as quick:
         first = Shop(client, tenant=f"shop-a-{uuid.uuid4().hex[:8]}")
@@ -409,12 +408,12 @@ async def test_an_end_costs_no_statement_more_without_a_webhook_wanting_it_and_o
 
 
 async def test_spans_hung_under_a_stand_in_are_told_as_stand_in_and_an_otlp_agents_work_as_its_task_events(
-        client, private, monkeypatch):
+        client, private, configure):
     from resolvers.otlp.sweep import sweep
     from tests.otlp_spans import export, new_span_id, new_trace_id, chat, tool
     from tests.test_otlp_ingest import estimate, post
 
-    monkeypatch.setenv("AGENTLOG_OTLP_WAIT_S", "60")
+    configure(otlp_wait_s=60)
     with receiving() as receiver:
         shop, hook = await hooked(client, receiver.url, "STAND_IN", "AgentTaskStarted", "AgentTaskFinished")
         t = new_trace_id()

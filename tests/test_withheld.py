@@ -66,13 +66,13 @@ async def test_a_metadata_only_agent_has_its_content_withheld_and_none_of_it_is_
     assert set(await stored_content(task)) == {None}
 
 
-async def test_with_recording_off_no_content_is_stored_and_turns_say_recording_off(client, monkeypatch):
+async def test_with_recording_off_no_content_is_stored_and_turns_say_recording_off(client, configure):
     shop = Shop(client)
     await shop.setup(transcript_readers=["Finance"])
-    monkeypatch.setenv("AGENTLOG_RECORD_CONTENT", "false")
+    configure(record_content=False)
     task = await estimate_with_help(shop)
     outside = (await shop.write("askForHelp", {"question": "Open on Sunday?", "askedOf": {"id": "olga"}}))["id"]
-    monkeypatch.delenv("AGENTLOG_RECORD_CONTENT")
+    configure(record_content=True)
 
     receipt = await read(shop, task)
 
@@ -101,14 +101,14 @@ async def test_a_redacted_call_withholds_that_one_call_only(client):
 
 
 @pytest.mark.parametrize("logging,record_content,expected", [
-    ("METADATA_ONLY", "false", "METADATA_ONLY"),
-    ("FULL", "false", "RECORDING_OFF"),
+    ("METADATA_ONLY", False, "METADATA_ONLY"),
+    ("FULL", False, "RECORDING_OFF"),
 ])
-async def test_the_first_reason_that_applies_is_the_one_a_turn_gives(client, monkeypatch, logging, record_content,
+async def test_the_first_reason_that_applies_is_the_one_a_turn_gives(client, configure, logging, record_content,
                                                                        expected):
     shop = Shop(client)
     await shop.setup(transcript_readers=["Finance"], logging=logging)
-    monkeypatch.setenv("AGENTLOG_RECORD_CONTENT", record_content)
+    configure(record_content=record_content)
     task = (await shop.start())["id"]
     await shop.model_call(task, classification="REDACTED")
 

@@ -1,4 +1,5 @@
-"""The per-request context: who is calling, what they may read, and the request's loaders."""
+"""The per-request context: who is calling, what they may read, the settings of the app answering, and the
+request's loaders."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from graph.http.request_log import request_id
 from permissions.access import Access
 from permissions.principal import Principal
 from models.errors import AgentlogError, Unauthenticated
+from models.settings import Settings, current
 
 
 @dataclass
@@ -24,6 +26,7 @@ class Context:
     request_id: str = field(default_factory=request_id)
     connection_params: dict[str, Any] | None = None
     expires_at: datetime | None = None
+    settings: Settings = field(default_factory=current)
 
     def __post_init__(self) -> None:
         self.access = Access(self.principal)

@@ -32,7 +32,7 @@ from graph.http.request_log import RequestOutcome
 from graph.api.subscription import Subscription
 from graph.api.write_answers import WriteAnswers
 from graph.types.scalars import SCALARS
-from resolvers import settings
+from models import settings
 
 QUERIES: tuple[type, ...] = (Query, ErasureQuery, PriceQuery, WebhookQuery)
 MUTATIONS: tuple[type, ...] = (

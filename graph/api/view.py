@@ -21,7 +21,6 @@ from strawberry.types.graphql import OperationType
 from graph.http.errors import error_response
 from models.availability import database_unavailable
 from models.errors import AgentlogError
-from resolvers import settings
 from resolvers.trusted_documents import document_to_run
 
 log = logging.getLogger("agentlog.errors")
@@ -78,9 +77,8 @@ class AdmittedRequests:
     ) -> ExecutionResult:
         try:
             context.writer()
-            found = settings.current()
             query = document_to_run(request_data.query, request_data.extensions, context.principal,
-                                    found.trusted_documents, found.only_trusted_documents)
+                                    context.settings.trusted_documents, context.settings.only_trusted_documents)
         except AgentlogError as exc:
             return ExecutionResult(data=None, errors=[GraphQLError(exc.message, extensions={"code": exc.code})])
         return await super().execute_single(  # type: ignore[misc]

@@ -19,36 +19,38 @@ from pathlib import Path
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from models import db
-    from resolvers import settings
+    from models import db, settings
 
-    refused = settings.problems()
-    if refused:
-        print("\n".join(refused), file=sys.stderr)
+    try:
+        found = settings.load()
+    except settings.Refused as exc:
+        print("\n".join(exc.lines), file=sys.stderr)
         return 2
     if args.workers > 1:
         share_metrics()
     from graph.http import logs
 
-    logs.configure(settings.log_format(), settings.log_level())
+    logs.configure(found.log_format, found.log_level)
     for name in settings.unknown():
         logging.getLogger("agentlog").warning("%s names no setting of agentlog; it is ignored.", name)
     from resolvers.write.signing import SigningKeyError, signer
 
     try:
-        signer()
+        with settings.using(found):
+            signer()
+            url = db.database_url()
     except SigningKeyError as exc:
         print(exc, file=sys.stderr)
         return 2
-    missing = missing_database(db.database_url())
+    missing = missing_database(url)
     if missing:
         print(missing, file=sys.stderr)
         return 2
-    if not os.environ.get("AGENTLOG_JWT_SECRET") and settings.oidc_issuer():
+    if found.jwt_secret is None and found.oidc_issuer:
         logging.getLogger("agentlog").warning(
             "AGENTLOG_JWT_SECRET is not set: only the identity provider's tokens are accepted, so no kit can write."
         )
-    elif not os.environ.get("AGENTLOG_JWT_SECRET"):
+    elif found.jwt_secret is None:
         if not is_loopback(args.host):
             print(
                 f"AGENTLOG_JWT_SECRET is not set, so tokens would be signed with a development key anyone can know; "
@@ -60,7 +62,7 @@ def serve(args: argparse.Namespace) -> int:
         logging.getLogger("agentlog").warning(
             "AGENTLOG_JWT_SECRET is not set: tokens are signed with a development key anyone can know."
         )
-    if args.workers > 1 and db.database_url().startswith("sqlite"):
+    if args.workers > 1 and url.startswith("sqlite"):
         logging.getLogger("agentlog").warning(
             "%d workers share one SQLite file: writers queue on its lock; use PostgreSQL for several processes.",
             args.workers,
@@ -127,7 +129,7 @@ def share_metrics() -> None:
 
 
 def settings_reference(args: argparse.Namespace) -> int:
-    from resolvers.settings import reference
+    from models.settings import reference
 
     sys.stdout.write(reference())
     return 0
@@ -293,7 +295,15 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(run=settings_reference)
 
     args = parser.parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except ValueError as exc:
+        from models.settings import Refused
+
+        if not isinstance(exc, Refused):
+            raise
+        print(exc, file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import uuid
 from collections.abc import Callable
@@ -73,9 +72,9 @@ def said(verdict: Verdict) -> str:
 
 def print_key() -> int:
     """The verifier key of the signing key the server uses here, read from its file; none is made."""
-    from resolvers.write.signing import DEFAULT_FILE, SigningKeyError, read_key
+    from resolvers.write.signing import DEFAULT_FILE, SigningKeyError, read_key, signing_key_file
 
-    named = os.environ.get("AGENTLOG_SIGNING_KEY", "").strip()
+    named = signing_key_file()
     path = Path(named or DEFAULT_FILE).resolve()
     try:
         data = path.read_bytes()

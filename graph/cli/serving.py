@@ -1,4 +1,5 @@
-"""The app as `agentlog serve` runs it in each server process: settings checked, logging set up, then the app."""
+"""The app as `agentlog serve` runs it in each server process: settings read once and checked, logging set up, then
+the app that keeps them."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ from starlette.applications import Starlette
 
 from graph.http import logs
 from graph.app import create_app
-from resolvers import settings
+from models import settings
 
 
 def served_app() -> Starlette:
-    current = settings.current()
-    logs.configure(current.log_format, current.log_level)
-    return create_app()
+    found = settings.load()
+    logs.configure(found.log_format, found.log_level)
+    return create_app(found)

@@ -13,7 +13,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from resolvers import settings
+from models import settings
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 INLINE_SCRIPT = re.compile(r"<script[^>]*>(.*?)</script>", re.S)

@@ -11,10 +11,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from tortoise.exceptions import DBConnectionError
 
+from models import settings
 from models.availability import database_unavailable
 from models.errors import Unauthenticated
 from permissions.tokens import principal_from_header
-from resolvers import metrics, settings
+from resolvers import metrics
 from resolvers.otlp import decode, ingest
 from resolvers.events.notices import publish_tasks
 from resolvers.otlp.mapping import Hostile

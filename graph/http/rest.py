@@ -12,7 +12,7 @@ from graph.http.openapi import DOCUMENT, TRANSCRIPT_PATH
 from permissions.access import Access
 from permissions.principal import Principal
 from permissions.tokens import principal_from_header
-from resolvers import settings
+from models import settings
 from models.errors import Unauthenticated
 from resolvers.read.session_transcript import invalid_session_id, session_transcript
 

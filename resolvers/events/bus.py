@@ -14,9 +14,10 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from models import settings
 from models.errors import AgentlogError
 from models import AgentTask
-from resolvers import metrics, settings
+from resolvers import metrics
 from resolvers.events.notices import TaskNotice, notice_of
 
 

@@ -32,7 +32,8 @@ from tortoise.connection import get_connection, get_connections
 
 from models import db
 from models.errors import BadInput
-from resolvers import metrics, settings
+from resolvers import metrics
+from models.settings import Settings, listed
 
 log = logging.getLogger("agentlog.replicas")
 
@@ -247,14 +248,14 @@ def routing() -> Routing | None:
 
 
 @asynccontextmanager
-async def serving() -> AsyncIterator[None]:
-    """Reads may go to the configured replicas while inside (nothing happens without any)."""
+async def serving(chosen: Settings) -> AsyncIterator[None]:
+    """Reads may go to the replicas the settings name while inside (nothing happens without any)."""
     global _routing
-    urls = settings.read_database_urls()
+    urls = listed(chosen.read_database_urls)
     if not urls:
         yield
         return
-    _routing = Routing([replica_of(n, url) for n, url in enumerate(urls)], settings.replica_max_lag_s())
+    _routing = Routing([replica_of(n, url) for n, url in enumerate(urls)], chosen.replica_max_lag_s)
     try:
         async with _routing.watching():
             yield

@@ -18,10 +18,10 @@ from datetime import datetime, timedelta
 from tortoise.expressions import F
 from tortoise.transactions import in_transaction
 
-from models import AgentTask, IdempotencyKey, TenantPolicies, db
+from models import AgentTask, IdempotencyKey, TenantPolicies, db, settings
 from models.errors import Forbidden, NotFound, WorkRunning
+from models.settings import Settings, using
 from permissions.principal import Principal
-from resolvers import settings
 from resolvers.events import replicas
 from resolvers.forget.erasure import ended_tree, forget_tree, owe_erased
 from resolvers.events.notices import publish_task
@@ -101,9 +101,10 @@ async def _every(seconds: float) -> None:
 
 
 @asynccontextmanager
-async def sweeping() -> AsyncIterator[None]:
-    """Sweeps now and every AGENTLOG_RETENTION_SWEEP_S seconds while inside."""
-    task = asyncio.create_task(_every(settings.retention_sweep_s()))
+async def sweeping(chosen: Settings) -> AsyncIterator[None]:
+    """Sweeps now and every AGENTLOG_RETENTION_SWEEP_S seconds while inside, under the server's settings."""
+    with using(chosen):
+        task = asyncio.create_task(_every(chosen.retention_sweep_s))
     try:
         yield
     finally:

@@ -20,12 +20,11 @@ from typing import Any
 
 from tortoise.transactions import in_transaction
 
-from models import AgentTask
+from models import AgentTask, settings
 from models.record import fast_json
 from models.record.chain import compact_json
 from models.db import placeholders
 from models.record.vocabulary import LineKind, TaskStatus
-from resolvers import settings
 from resolvers.write import lines, made_task
 from resolvers.otlp import store as waiting_spans
 from resolvers.write import sentences
@@ -410,7 +409,7 @@ class Placing:
         self.hooks = hooks_of(next((row["hooks"] for row in rows if row["name"] is None), None))
 
     def withheld(self, agent: str) -> str | None:
-        """Decided once per agent in a pass: the settings are read from the environment on every call."""
+        """Decided once per agent in a pass."""
         if agent not in self.reasons:
             self.reasons[agent] = withheld_reason(self.logging.get(agent))
         return self.reasons[agent]

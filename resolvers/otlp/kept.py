@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from resolvers import settings
+from models import settings
 from resolvers.otlp.mapping import Mapped
 
 Trace = tuple[str, str]

@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 
 from tortoise.connection import get_connection
 
-from resolvers import settings
+from models import settings
+from models.settings import Settings, using
 from resolvers.otlp import store as waiting_spans
 from resolvers.otlp.ingest import AGAIN, micros, place_trace
 from resolvers.otlp.unreported import end_unreported
@@ -53,9 +54,9 @@ async def _try(tenant: str, trace_id: str, when: datetime, wait_s: float, every_
 
 
 @asynccontextmanager
-async def sweeping() -> AsyncIterator[None]:
-    """While the server runs: on start, every trace with spans not yet placed; then, over and over, the spans
-    that have waited AGENTLOG_OTLP_WAIT_S."""
+async def sweeping(chosen: Settings) -> AsyncIterator[None]:
+    """While the server runs, under its settings: on start, every trace with spans not yet placed; then, over and
+    over, the spans that have waited AGENTLOG_OTLP_WAIT_S."""
 
     async def loop() -> None:
         everything = True
@@ -65,9 +66,10 @@ async def sweeping() -> AsyncIterator[None]:
                 everything = False
             except Exception:
                 log.exception("the sweep of waiting spans failed; it runs again")
-            await asyncio.sleep(min(5.0, max(0.05, settings.otlp_wait_s() / 4)))
+            await asyncio.sleep(min(5.0, max(0.05, chosen.otlp_wait_s / 4)))
 
-    task = asyncio.create_task(loop())
+    with using(chosen):
+        task = asyncio.create_task(loop())
     try:
         yield
     finally:

@@ -13,9 +13,8 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from models import LlmCall
+from models import LlmCall, settings
 from models.errors import BadInput
-from resolvers import settings
 from resolvers.read.rows import ReadQuery, TaskRow, read_lines, read_tasks
 from resolvers.read.tree import Cover, _under, prefixes_of
 

@@ -11,7 +11,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
-from resolvers import settings
+from models import settings
 
 SCHEMES = {"http": 80, "https": 443}
 

@@ -25,9 +25,10 @@ from standardwebhooks import Webhook as Signer
 from tortoise.connection import get_connection
 from tortoise.transactions import in_transaction
 
-from models import Webhook, WebhookDelivery
+from models import Webhook, WebhookDelivery, settings
 from models.db import placeholders
-from resolvers import metrics, settings
+from models.settings import Settings, using
+from resolvers import metrics
 from resolvers.webhooks.addresses import destination
 
 log = logging.getLogger("agentlog.webhooks")
@@ -175,11 +176,11 @@ def wake() -> None:
 
 
 @asynccontextmanager
-async def sending() -> AsyncIterator[None]:
-    """While the server runs: deliveries due are sent, each round after POLL_S or a write that owed one; nothing
-    with AGENTLOG_WEBHOOK_SENDER=false."""
+async def sending(chosen: Settings) -> AsyncIterator[None]:
+    """While the server runs, under its settings: deliveries due are sent, each round after POLL_S or a write that
+    owed one; nothing with AGENTLOG_WEBHOOK_SENDER=false."""
     global _woken
-    if not settings.webhook_sender():
+    if not chosen.webhook_sender:
         yield
         return
     woken = _woken = asyncio.Event()
@@ -195,7 +196,8 @@ async def sending() -> AsyncIterator[None]:
                 await asyncio.wait_for(woken.wait(), POLL_S)
             woken.clear()
 
-    task = asyncio.create_task(loop())
+    with using(chosen):
+        task = asyncio.create_task(loop())
     try:
         yield
     finally:

@@ -2,6 +2,6 @@
 the tree, checks, hashes, appends and moves the head. Around it: the kit's mutations (`kit.py`), lines and
 meter rows (`lines.py`), `recordLines` (`batch.py`), new tasks (`made_task.py`), prices, signed checkpoints and
 the signing key, input checks, sentences, what is withheld. It may import `resolvers.events`, `resolvers.metrics`,
-`resolvers.settings`, `resolvers.control` (stops and budgets, read as a line is written), `resolvers.answer.ledger`
+`resolvers.control` (stops and budgets, read as a line is written), `resolvers.answer.ledger`
 (a change to agents, policies or prices is also a line of the tenant's ledger), `resolvers.webhooks` (what a write
 owes the webhooks), `permissions/` and `models/`."""

@@ -8,12 +8,11 @@ from typing import Any
 
 from strawberry.utils.str_converters import to_camel_case
 
-from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies, TraceEvent
+from models import AgentHelp, AgentTask, RegisteredAgent, TenantPolicies, TraceEvent, settings
 from models.ledger import AGENT as LEDGER_AGENT
 from models.rows.policies import CAPABILITIES
 from models.rows.task import MAX_DEPTH
 from permissions.principal import Principal
-from resolvers import settings
 from resolvers.write import checks, lines, made_task, sentences
 from resolvers.control import stop_asks
 from models.errors import BadInput, Conflict, NotFound

@@ -122,7 +122,7 @@ def new_task(tenant: str, agent: str, skill: str, actor: dict[str, str | None], 
     """A new task under `parent` after its `siblings` (a root of its own without one), and its STARTED line.
 
     `withheld` is why its content is not stored, as `withheld.withheld_reason` decides from its agent's
-    logging (a caller making many tasks decides it once per agent: it reads the settings): then `given`,
+    logging (a caller making many tasks decides it once per agent): then `given`,
     `instructions_sent` and `result` are not stored, and the STARTED line carries no payload. Its session is its
     parent's unless it names one. `described` are the columns that only describe the task (`skill_version`,
     `about`, ...)."""

@@ -12,6 +12,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from models import settings
 from models.record.note import NoteError, Signer, new_signer, signer_from_key, signer_from_seed
 
 DEFAULT_NAME = "agentlog"
@@ -68,7 +69,12 @@ def _signer_named(named: str) -> Signer:
 
 def signer() -> Signer:
     """The key named by AGENTLOG_SIGNING_KEY, or the one kept in the working directory (made when missing)."""
-    return _signer_named(os.environ.get("AGENTLOG_SIGNING_KEY", "").strip())
+    return _signer_named(signing_key_file())
+
+
+def signing_key_file() -> str:
+    """The file AGENTLOG_SIGNING_KEY names, or "" for the one kept in the working directory."""
+    return (settings.current().signing_key or "").strip()
 
 
 def verifier_key() -> str:

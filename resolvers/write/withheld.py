@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from models import settings
 from models.record.vocabulary import WithheldReason
-from resolvers import settings
 
 
 def withheld_reason(logging: str | None, classification: str | None = None) -> WithheldReason | None:

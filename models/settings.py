@@ -1,20 +1,24 @@
-"""Server settings: every AGENTLOG_* variable, parsed and checked by one class.
+"""Server settings: every AGENTLOG_* variable, parsed and checked by one class, read once at start.
 
 A setting is one field of `Settings`; the README's configuration table is generated from these fields
-(`agentlog settings`). `serve` checks them all before it starts (`problems()`); the functions below read
-the values of the environment as it is now, parsed once per distinct environment.
+(`agentlog settings`). `load()` reads the environment once, where the server or a command starts, and refuses a
+bad value with one line naming it. An app keeps its `Settings` and runs every request and background loop under
+them (`using`); `current()` answers the settings in effect, and outside any app the ones this process loaded.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from models import hosts
-from models.errors import BadInput
+from models.documents import read_documents
 
 PREFIX = "AGENTLOG_"
 DATABASE_SCHEMES = ("sqlite://", "postgres://", "postgresql://", "asyncpg://")
@@ -209,7 +213,7 @@ class Settings(BaseSettings):
     @field_validator("oidc_audience")
     @classmethod
     def _audience_with_issuer(cls, audience: str | None, info: ValidationInfo) -> str | None:
-        if info.data.get("oidc_issuer") and not audiences_in(audience):
+        if info.data.get("oidc_issuer") and not listed(audience):
             raise ValueError("set while AGENTLOG_OIDC_ISSUER is: the audiences a provider token must name")
         return audience
 
@@ -217,8 +221,6 @@ class Settings(BaseSettings):
     @classmethod
     def _readable_documents(cls, path: str | None) -> str | None:
         if path is not None:
-            from resolvers.trusted_documents import read_documents
-
             read_documents(path)
         return path
 
@@ -239,7 +241,8 @@ class Settings(BaseSettings):
         return url
 
 
-def audiences_in(text: str | None) -> tuple[str, ...]:
+def listed(text: str | None) -> tuple[str, ...]:
+    """The parts of a comma-separated setting, each stripped, none empty."""
     return tuple(part.strip() for part in (text or "").split(",") if part.strip())
 
 
@@ -248,33 +251,41 @@ def variable(name: str) -> str:
 
 
 VARIABLES = tuple(variable(name) for name in Settings.model_fields)
-# CPython's os.environ keeps the environment in `_data`, each name encoded by `encodekey` (Lib/os.py).
-# Looking the encoded names up there directly keeps `current()` about twenty times cheaper than
-# `os.environ.get` per name, while every change made through os.environ is still seen on the next call;
-# where an interpreter keeps it otherwise, the public lookup is used.
-_STORE = getattr(os.environ, "_data", None)
-if isinstance(_STORE, dict) and hasattr(os.environ, "encodekey"):
-    _LOOKUP, _NAMES = _STORE.get, tuple(map(os.environ.encodekey, VARIABLES))
-else:
-    _LOOKUP, _NAMES = os.environ.get, VARIABLES
-_parsed: dict[tuple[str | None, ...], Settings] = {}
 
 
-def _explain(error: dict[str, Any]) -> str:
-    name = variable(str(error["loc"][0]))
-    value = "(hidden)" if name == variable("jwt_secret") else repr(os.environ.get(name))
+class Refused(ValueError):
+    """Settings with a refused value: one line per variable, naming it, its value and what it should be."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def _explain(error: dict[str, Any], overrides: dict[str, Any]) -> str:
+    field = str(error["loc"][0])
+    name = variable(field)
+    given = overrides[field] if field in overrides else os.environ.get(name)
+    value = "(hidden)" if name == variable("jwt_secret") else repr(given)
     said = error["msg"].removeprefix("Value error, ")
     if not said.lower().startswith("input should"):
         said = f"it should be {said}"
     return f"{name}={value} is refused: {said[0].lower()}{said[1:]}."
 
 
+def load(**overrides: Any) -> Settings:
+    """The settings of the environment as it is now, each of `overrides` in place of its variable."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise Refused([_explain(error, overrides) for error in exc.errors()]) from exc
+
+
 def problems() -> list[str]:
     """One line per variable whose value is refused, naming it, its value and what it should be."""
     try:
-        Settings()
-    except ValidationError as exc:
-        return [_explain(error) for error in exc.errors()]
+        load()
+    except Refused as exc:
+        return exc.lines
     return []
 
 
@@ -283,23 +294,29 @@ def unknown() -> list[str]:
     return sorted(name for name in os.environ if name.startswith(PREFIX) and name not in VARIABLES)
 
 
+_in_effect: ContextVar[Settings | None] = ContextVar("agentlog_settings", default=None)
+_loaded: Settings | None = None
+
+
 def current() -> Settings:
-    """The settings of the environment as it is now; a refused value is BAD_INPUT for whoever needs it."""
-    key = tuple(map(_LOOKUP, _NAMES))
-    found = _parsed.get(key)
-    if found is None:
-        found = _parse()
-        if len(_parsed) > 64:
-            _parsed.clear()
-        _parsed[key] = found
-    return found
+    """The settings of the app whose request or loop is running; outside any app, those this process loaded."""
+    found = _in_effect.get()
+    if found is not None:
+        return found
+    global _loaded
+    if _loaded is None:
+        _loaded = load()
+    return _loaded
 
 
-def _parse() -> Settings:
+@contextmanager
+def using(settings: Settings) -> Iterator[Settings]:
+    """`current()` answers `settings` within the block, and in every task the block starts."""
+    token = _in_effect.set(settings)
     try:
-        return Settings()
-    except ValidationError as exc:
-        raise BadInput(_explain(exc.errors()[0]), field=variable(str(exc.errors()[0]["loc"][0]))) from exc
+        yield settings
+    finally:
+        _in_effect.reset(token)
 
 
 def _shown(field: Any) -> str:
@@ -408,7 +425,7 @@ def jwks_url() -> str | None:
 
 
 def oidc_audiences() -> tuple[str, ...]:
-    return audiences_in(current().oidc_audience)
+    return listed(current().oidc_audience)
 
 
 def oidc_client_id() -> str | None:
@@ -429,8 +446,7 @@ def cors_origins() -> list[str]:
 
 
 def read_database_urls() -> list[str]:
-    urls = current().read_database_urls
-    return [url.strip() for url in urls.split(",") if url.strip()] if urls else []
+    return list(listed(current().read_database_urls))
 
 
 def replica_max_lag_s() -> float:
