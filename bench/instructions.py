@@ -42,6 +42,15 @@ def counting(state: str) -> None:
         subprocess.run(["callgrind_control", "-i", state, str(os.getpid())], check=True, capture_output=True)
 
 
+def app_of(create_app, url: str):
+    """The app on `url`, as each revision makes one: from settings, or (before they were read once) from a URL."""
+    try:
+        from models.settings import load
+    except ImportError:
+        return create_app(url)
+    return create_app(load(database_url=url))
+
+
 async def workload(name: str) -> None:
     """One run of `name`, counted from its warm-up's end to its own."""
     from tortoise import Tortoise
@@ -53,7 +62,8 @@ async def workload(name: str) -> None:
 
     url = f"sqlite://{Path(tempfile.mkdtemp()) / 'count.db'}"
     await db.open_database(url, create=True)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(url)), base_url="http://x") as http:
+    transport = httpx.ASGITransport(app=app_of(create_app, url))
+    async with httpx.AsyncClient(transport=transport, base_url="http://x") as http:
         shop = Shop(Client(http))
         await shop.setup()
         root = (await shop.start())["id"]
