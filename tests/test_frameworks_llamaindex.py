@@ -17,7 +17,7 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.tools import FunctionTool
 from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 
-from tests.frameworks import Tree, Workshop
+from tests.frameworks import Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies
 from tests.loopback_only import loopback_only  # noqa: F401  (a fixture)
 
 ASKED = "What does a rear brake repair take?"
@@ -129,16 +129,11 @@ def test_the_runs_workflow_state_and_shortened_repr_are_not_taken_for_its_reques
     assert (tree.root.given, tree.root.result) == (None, None)
 
 
-def test_a_manager_reads_the_sentences_but_not_the_words(run):
-    workshop, tree, _ = run
-    manager = workshop.seen_by(workshop.manager, tree.root.id)
-    kit = workshop.seen_by(workshop.kit, tree.root.id)
+def test_each_role_reads_what_it_may(run):
+    workshop, tree, *_ = run
 
-    assert all(manager["summaries"]) and set(manager["given"] + manager["payloads"]) == {None}
-    assert set(kit["given"] + kit["summaries"] + kit["payloads"]) == {None}
+    assert_each_role_reads_what_it_may(workshop, tree)
 
 
-def test_the_root_verifies(run):
-    workshop, tree, _ = run
-
-    assert workshop.verify(tree.root.id) == {"intact": True, "lines": tree.chain_length, "problem": None}
+def test_every_root_verifies(run):
+    assert_every_root_verifies(run[0])
