@@ -7,7 +7,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from models.errors import BadInput
 from resolvers.otlp.ingest import body_text
-from resolvers.otlp.mapping import AGENT, ATTRIBUTES, LLM, OTHER, SPAN_NAME, TOOL, Read, map_request, map_span
+from resolvers.otlp.mapping import (
+    AGENT, ATTRIBUTES, LLM, OTHER, SPAN_NAME, TOOL, Read, map_request, map_span, told_by_its_calls,
+)
+from resolvers.write.checks import TEXT_CHARS
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span
 from tests.shop import Shop
 from tests.test_metrics import sample, scrape
@@ -389,6 +392,37 @@ def test_a_llama_index_run_is_an_agent_and_its_preparing_of_tools_no_model_call(
                                                                                "llm.model_name": "gpt-4o"}))
 
     assert (run.kind, step.kind, preparing.kind) == (AGENT, OTHER, OTHER)
+
+
+def _call(start: int, messages: list, response: list) -> dict:
+    return {"start": start, "end": start + 1, "fields": {"messages": messages, "response": response}}
+
+
+def test_a_llama_index_run_is_given_its_first_calls_request_and_holds_its_last_calls_answer():
+    run = map_span(RESOURCE, span(new_trace_id(), "FunctionAgent.run", LLAMA_INDEX_RUN)).fields
+    first = _call(1, [{"role": "system", "content": "You estimate."}, {"role": "user", "content": "Hello?"},
+                      {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "Parts for T-7?"}],
+                  [{"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "parts_for"}}]}])
+    last = _call(3, first["fields"]["messages"], [{"role": "assistant", "content": "Brake pads."}])
+    told = told_by_its_calls(run, [last, first])
+
+    assert (told["given"], told["result"]) == ("Parts for T-7?", "Brake pads.")
+    assert (told["agent"], told["skill"]) == ("workshop", "FunctionAgent")
+    assert told_by_its_calls(run, []) == run
+
+
+def test_an_agent_whose_span_tells_its_request_takes_nothing_from_its_calls():
+    named = map_span(RESOURCE, agent(new_trace_id(), "Estimator")).fields
+    calls = [_call(1, [{"role": "user", "content": "Parts for T-7?"}], [{"role": "assistant", "content": "Pads."}])]
+
+    assert told_by_its_calls(named, calls) == named
+
+
+def test_a_request_too_long_to_keep_is_left_out_not_refused():
+    run = map_span(RESOURCE, span(new_trace_id(), "FunctionAgent.run", LLAMA_INDEX_RUN)).fields
+    long = [_call(1, [{"role": "user", "content": "x" * (TEXT_CHARS + 1)}], [{"role": "assistant", "content": "No."}])]
+
+    assert (told_by_its_calls(run, long)["given"], told_by_its_calls(run, long)["result"]) == (None, "No.")
 
 
 def test_the_conventions_come_before_a_frameworks_own_attributes():

@@ -132,9 +132,43 @@ def _run_class(name: str) -> str | None:
 
 
 def _not_of_a_run(name: str) -> Nothing | None:
-    """A LlamaIndex run's `input.value` is its workflow's state and its `output.value` a shortened Python repr of
-    its stop event: neither is the request or the answer."""
+    """A LlamaIndex run's `input.value` is its workflow's state (its start event only as a repr) and its
+    `output.value` a shortened Python repr of its stop event: neither is the request or the answer."""
     return NOTHING if LLAMA_INDEX_RUN.fullmatch(name) else None
+
+
+# An agent span whose request and answer are told only by its own model calls (a LlamaIndex run) carries this field.
+FROM_ITS_CALLS = "from_its_calls"
+
+
+def _last_request(messages: Any) -> str | None:
+    """The words of the last user message: the request a model call was made for."""
+    if not isinstance(messages, list):
+        return None
+    asked = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    return _text_of(asked[-1]) if asked else None
+
+
+def told_by_its_calls(fields: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """An agent's fields with the `given` and `result` its own model calls tell, when its span tells neither and
+    says so (FROM_ITS_CALLS): the request its first call was made for, the words its last call answered. `calls` are
+    the bodies of the agent's own model calls (not its tools'); a value the kit's checks would refuse is left out."""
+    if not fields.get(FROM_ITS_CALLS) or not calls:
+        return fields
+    ordered = sorted(calls, key=lambda call: (call["start"], call["end"]))
+    given = fields.get("given") or _last_request(ordered[0]["fields"].get("messages"))
+    result = fields.get("result") or _answer(ordered[-1]["fields"].get("response"))
+    try:
+        checks.text("given", given, checks.TEXT_CHARS)
+    except BadInput:
+        given = None
+    if not isinstance(result, str):
+        result = None
+    try:
+        checks.json_text("result", result)
+    except BadInput:
+        result = None
+    return {**fields, "given": given, "result": result}
 
 
 LLAMA_INDEX_OUTPUT = {"blocks", "tool_name", "raw_input", "raw_output", "is_error"}
@@ -529,6 +563,8 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
         checks.text("given", f["given"], checks.TEXT_CHARS)
         checks.json_text("result", f["result"])
         f["evaluations"] = _evaluations(span)
+        if LLAMA_INDEX_RUN.fullmatch(mapped.name):
+            f[FROM_ITS_CALLS] = True
         return
     evaluations = _evaluations_as_told(span)
     if evaluations:
