@@ -80,6 +80,33 @@ def test_model_call_content_from_the_older_span_events():
     assert mapped.fields["response"]["message"] == {"content": "One hour."}
 
 
+DETAILS = "gen_ai.client.inference.operation.details"
+
+
+def test_content_told_in_the_conventions_details_events_is_read_as_the_spans_own():
+    asked = [{"role": "user", "parts": [{"type": "text", "content": "Parts for T-7?"}]}]
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": "Brake pads."}]}]
+    told = [(DETAILS, {"gen_ai.input.messages": asked}), (DETAILS, {"gen_ai.output.messages": said})]
+    t = new_trace_id()
+    run = map_span(RESOURCE, span(t, "invoke_agent PartsClerk", {"gen_ai.operation.name": "invoke_agent"}, events=told))
+    call = map_span(RESOURCE, span(t, "chat m", {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"},
+                                   events=told))
+
+    assert (run.fields["agent"], run.fields["given"], run.fields["result"]) == ("PartsClerk", "Parts for T-7?",
+                                                                                "Brake pads.")
+    assert (call.fields["messages"], call.fields["response"]) == (asked, said)
+
+
+def test_a_spans_own_attribute_comes_before_its_details_event():
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": "Brake pads."}]}]
+    other = [{"role": "assistant", "parts": [{"type": "text", "content": "Cables."}]}]
+    told = span(new_trace_id(), "chat m", {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+                                           "gen_ai.output.messages": said},
+                events=[(DETAILS, {"gen_ai.output.messages": other})])
+
+    assert map_span(RESOURCE, told).fields["response"] == said
+
+
 def test_openinference_content_and_flattened_messages():
     mapped = map_span(RESOURCE, span(new_trace_id(), "llm", {
         "openinference.span.kind": "LLM", "llm.model_name": "m",
@@ -300,6 +327,9 @@ LLAMA_INDEX_RUN = {"openinference.span.kind": "CHAIN", "input.value": {"start_ev
                    "output.value": "StopEvent(result=AgentOutput(response=ChatMessage(role=<MessageRole.ASSISTANT..."}
 LLAMA_INDEX_TOOL = {"openinference.span.kind": "TOOL", "tool.name": "parts_for"}
 
+STRANDS_TOOL = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "parts_for",
+                "gen_ai.tool.status": "success"}
+
 AI_SDK_RUN = {"ai.operationId": "ai.generateText", "ai.telemetry.functionId": "estimate-repair"}
 AI_SDK_CALL = {"ai.operationId": "ai.generateText.doGenerate", "gen_ai.request.model": "m"}
 AI_SDK_TOOL = {"ai.operationId": "ai.toolCall", "ai.toolCall.name": "partsFor", "ai.toolCall.id": "call-2"}
@@ -336,6 +366,10 @@ QUIRKS = {
         span(new_trace_id(), "FunctionTool.acall", {**LLAMA_INDEX_TOOL, "output.value": {
             "blocks": [{"text": "['brake pads']"}], "tool_name": "parts_for", "is_error": False,
             "raw_input": {"args": [], "kwargs": {"fault": "rear brake"}}, "raw_output": ["brake pads"]}}),
+        ["brake pads"]),
+    ("output", "strands", "gen_ai.tool.call.result"): (
+        span(new_trace_id(), "execute_tool parts_for", {**STRANDS_TOOL, "gen_ai.tool.call.result": [
+            {"json": ["brake pads"]}]}),
         ["brake pads"]),
     ("agent", "ai-sdk", "ai.telemetry.metadata.agent"): (
         span(new_trace_id(), "ai.generateText", {**AI_SDK_RUN, "ai.telemetry.metadata.agent": "Estimator"}),

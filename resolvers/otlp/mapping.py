@@ -198,6 +198,16 @@ def _task(arguments: Any) -> Any:
     return arguments.get("task") if isinstance(arguments, dict) else None
 
 
+def _one_block(blocks: Any) -> Any:
+    """Strands tells a tool's result as the tool's content blocks: what the tool returned is the one block's text or
+    JSON (`[{"text": "1.0"}]` is `"1.0"`); several blocks are kept as they are."""
+    if isinstance(blocks, list) and len(blocks) == 1 and isinstance(blocks[0], dict) and len(blocks[0]) == 1:
+        kind, value = next(iter(blocks[0].items()))
+        if kind in ("text", "json"):
+            return value
+    return None
+
+
 SMOLAGENTS_CALL = {"args", "kwargs", "sanitize_inputs_outputs"}
 
 
@@ -259,6 +269,7 @@ ATTRIBUTES: dict[str, tuple[str | Read, ...]] = {
         Read("input.value", _kwargs_of, "llama-index"), Read("ai.toolCall.args", framework="ai-sdk"), "input.value",
     ),
     "output": (
+        Read("gen_ai.tool.call.result", _one_block, "strands", when="gen_ai.tool.status"),
         "gen_ai.tool.call.result", "gen_ai.retrieval.documents", "retrieval.documents.*",
         Read("ai.toolCall.result", framework="ai-sdk"), Read("output.value", _raw_output, "llama-index"),
         "output.value",
@@ -273,6 +284,9 @@ MESSAGE_EVENTS = {
     "gen_ai.assistant.message": "assistant",
     "gen_ai.tool.message": "tool",
 }
+# The conventions' event for content an exporter puts beside its span rather than on it (Strands does): its
+# attributes (`gen_ai.input.messages`, `gen_ai.output.messages`, `gen_ai.system_instructions`) are read as the span's.
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 PROMPT_EVENTS = {"gen_ai.content.prompt": "gen_ai.prompt"}
 COMPLETION_EVENTS = {"gen_ai.content.completion": "gen_ai.completion"}
 CHOICE_EVENT = "gen_ai.choice"
@@ -484,6 +498,15 @@ def _event_content(span: Any) -> tuple[list[Any] | None, Any]:
     return messages or None, response
 
 
+def _details_of(span: Any) -> dict[str, Any]:
+    """The attributes of the span's details events, a later event's over an earlier one's."""
+    told: dict[str, Any] = {}
+    for event in span.events:
+        if event.name == DETAILS_EVENT:
+            told.update(attributes_of(event.attributes))
+    return told
+
+
 def _evaluations(span: Any) -> list[dict[str, Any]]:
     """The evaluation results told of an agent's span, which become its reviews: each evaluator's name, score and
     label."""
@@ -515,6 +538,8 @@ def map_span(resource_attrs: dict[str, Any], span: Any) -> Mapped:
         raise BadInput("a span needs a 16-byte trace id and an 8-byte span id.",
                        field="traceId" if trace_id is None else "spanId")
     attrs = attributes_of(span.attributes)
+    if span.events:
+        attrs = {**_details_of(span), **attrs}
     kind = kind_of(attrs, span.name)
     mapped = Mapped(
         trace_id=trace_id, span_id=span_id, parent_span_id=_hex(span.parent_span_id, 8), kind=kind, name=span.name,
