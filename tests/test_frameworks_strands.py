@@ -38,10 +38,9 @@ class ScriptedModel(Model):
     def get_config(self) -> dict[str, Any]:
         return self.config
 
-    async def structured_output(self, output_model: Any, prompt: Any, system_prompt: str | None = None,
-                                **kwargs: Any) -> AsyncIterator[Any]:
-        raise NotImplementedError
-        yield
+    def structured_output(self, output_model: Any, prompt: Any, system_prompt: str | None = None,
+                          **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError("the script answers in words and tool calls only")
 
     async def stream(self, messages: list[Any], tool_specs: Any = None, system_prompt: str | None = None,
                      **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
