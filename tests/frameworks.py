@@ -1,5 +1,6 @@
 """What the framework tests share: a tenant whose framework exports through the OpenTelemetry SDK's own OTLP/HTTP
-exporter to a running `agentlog serve`, and the work trees it then reads back as Noor, who audits."""
+exporter to a running `agentlog serve`, the work trees it then reads back as Noor, who audits, and the checks every
+framework's record must pass whatever the framework: what each role reads of it, and that every root verifies."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ from tests.shop import ROLES
 SETTLE_SECONDS = 30
 LINE = "seq kind tool toolCallId summary payload isError model inputTokens outputTokens"
 TASK = f"id agent skill status given result parent {{ id }} trace {{ {LINE} }}"
-TREE = f"query($id: ID!) {{ task(id: $id) {{ {TASK} chainLength subtree {{ {TASK} }} }} }}"
-ROOTS = "{ tasks(filter: { rootsOnly: true }, first: 50) { edges { node { id skill status } } } }"
+TREE = f"query($id: ID!) {{ task(id: $id) {{ {TASK} subtree {{ {TASK} }} }} }}"
+ROOTS = "{ tasks(filter: { rootsOnly: true }, first: 50) { edges { node { id skill status chainLength } } } }"
 WORDS = "given result trace { summary payload }"
 SEEN = f"query($id: ID!) {{ task(id: $id) {{ {WORDS} subtree {{ {WORDS} }} }} }}"
 
@@ -64,7 +65,6 @@ def _json(payload: str | None) -> Any:
 class Tree:
     root: Task
     tasks: list[Task]
-    chain_length: int
 
     def named(self, agent: str) -> Task:
         found = [task for task in self.tasks if task.agent == agent]
@@ -110,7 +110,7 @@ class Workshop:
         """The id of the root task (of this skill, when the tenant has more than one), once it has ended."""
         deadline = time.monotonic() + SETTLE_SECONDS
         while True:
-            roots = [edge["node"] for edge in self.graphql(ROOTS)["tasks"]["edges"]]
+            roots = self.roots()
             ended = [root["id"] for root in roots if skill in (None, root["skill"]) and root["status"] != "RUNNING"]
             if ended:
                 assert len(ended) == 1, roots
@@ -121,7 +121,7 @@ class Workshop:
     def tree(self, skill: str | None = None) -> Tree:
         root = self.graphql(TREE, {"id": self.root(skill)})["task"]
         tasks = [_task(found) for found in [root, *root["subtree"]]]
-        return Tree(tasks[0], tasks, root["chainLength"])
+        return Tree(tasks[0], tasks)
 
     def seen_by(self, token: str, task_id: str) -> dict[str, Any]:
         """What a reader sees of a tree's words: the root's `given` and `result`, its tasks', and its lines'."""
@@ -137,6 +137,30 @@ class Workshop:
     def verify(self, task_id: str) -> dict[str, Any]:
         return self.graphql("query($id: ID!) { verifyTrace(task: $id) { intact lines problem } }",
                             {"id": task_id})["verifyTrace"]
+
+    def roots(self) -> list[dict[str, Any]]:
+        return [edge["node"] for edge in self.graphql(ROOTS)["tasks"]["edges"]]
+
+
+def assert_each_role_reads_what_it_may(workshop: Workshop, tree: Tree) -> None:
+    """Noor, who audits, reads every sentence and the content; Sam, a manager, the same sentences and none of the
+    words (no task's `given` or `result`, no line's content); the kit only figures, no words and no sentences."""
+    auditor = workshop.seen_by(workshop.noor, tree.root.id)
+    manager = workshop.seen_by(workshop.manager, tree.root.id)
+    kit = workshop.seen_by(workshop.kit, tree.root.id)
+
+    assert auditor["summaries"] and all(auditor["summaries"]) and any(auditor["payloads"]), auditor
+    assert manager["summaries"] == auditor["summaries"], manager
+    assert set(manager["given"] + manager["result"] + manager["payloads"]) == {None}, manager
+    assert set(kit["given"] + kit["result"] + kit["summaries"] + kit["payloads"]) == {None}, kit
+
+
+def assert_every_root_verifies(workshop: Workshop) -> None:
+    """Every tree the tenant's spans made, the stand-ins' too, verifies over its whole chain."""
+    roots = workshop.roots()
+    assert roots, "the spans made no tree"
+    for root in roots:
+        assert workshop.verify(root["id"]) == {"intact": True, "lines": root["chainLength"], "problem": None}, root
 
 
 def _task(found: dict[str, Any]) -> Task:

@@ -15,7 +15,7 @@ from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
 from tests.browser import SCREENSHOTS, visit
 from tests.fake_openai import FakeModel, fake_openai
-from tests.frameworks import Tree, Workshop
+from tests.frameworks import Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies
 from tests.loopback_only import loopback_only, refusing_other_hosts  # noqa: F401  (a fixture)
 
 APIS = {"chat_completions": OpenAIChatCompletionsModel, "responses": OpenAIResponsesModel}
@@ -108,10 +108,14 @@ def test_the_handoff_is_a_line_of_triage_naming_reporter(run):
     assert not any(line["tool"] for task in (tree.root, tree.named("Reporter")) for line in task.lines)
 
 
-def test_every_root_verifies(run):
-    workshop, tree, _ = run
+def test_each_role_reads_what_it_may(run):
+    workshop, tree, *_ = run
 
-    assert workshop.verify(tree.root.id) == {"intact": True, "lines": tree.chain_length, "problem": None}
+    assert_each_role_reads_what_it_may(workshop, tree)
+
+
+def test_every_root_verifies(run):
+    assert_every_root_verifies(run[0])
 
 
 @pytest.mark.parametrize("api", APIS)

@@ -13,7 +13,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from openinference.instrumentation.langchain import LangChainInstrumentor
 
 from tests.fake_openai import FakeModel, fake_openai
-from tests.frameworks import Tree, Workshop
+from tests.frameworks import Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies
 from tests.loopback_only import loopback_only  # noqa: F401  (a fixture)
 
 
@@ -79,7 +79,11 @@ def test_the_tool_node_call_has_its_arguments_and_result(run):
     assert answered["data"]["content"] == "Sunny in Paris, 21 degrees celsius."
 
 
-def test_the_root_verifies(run):
-    workshop, tree, _ = run
+def test_each_role_reads_what_it_may(run):
+    workshop, tree, *_ = run
 
-    assert workshop.verify(tree.root.id) == {"intact": True, "lines": tree.chain_length, "problem": None}
+    assert_each_role_reads_what_it_may(workshop, tree)
+
+
+def test_every_root_verifies(run):
+    assert_every_root_verifies(run[0])

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
+from playwright.async_api import expect
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, LLMMetadata, MessageRole, ToolCallBlock
 from llama_index.core.llms.callbacks import llm_chat_callback
@@ -17,7 +18,8 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.tools import FunctionTool
 from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 
-from tests.frameworks import Tree, Workshop
+from tests.browser import visit
+from tests.frameworks import Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies
 from tests.loopback_only import loopback_only  # noqa: F401  (a fixture)
 
 ASKED = "What does a rear brake repair take?"
@@ -123,22 +125,30 @@ def test_model_call_content_is_json_messages_never_a_python_repr(run):
     assert payloads[-1]["response"] == [{"role": "assistant", "content": ANSWER}]
 
 
-def test_the_runs_workflow_state_and_shortened_repr_are_not_taken_for_its_request_and_answer(run):
+def test_the_run_is_given_the_request_of_its_first_model_call_and_holds_the_answer_of_its_last(run):
+    """The run's span holds its workflow's state and a shortened repr of its stop event, never taken for them."""
     _, tree, _ = run
 
-    assert (tree.root.given, tree.root.result) == (None, None)
+    assert (tree.root.given, tree.root.result) == (ASKED, ANSWER)
 
 
-def test_a_manager_reads_the_sentences_but_not_the_words(run):
+def test_each_role_reads_what_it_may(run):
+    workshop, tree, *_ = run
+
+    assert_each_role_reads_what_it_may(workshop, tree)
+
+
+def test_every_root_verifies(run):
+    assert_every_root_verifies(run[0])
+
+
+async def test_the_inspector_shows_the_run_its_request_and_its_answer(run, browser):
     workshop, tree, _ = run
-    manager = workshop.seen_by(workshop.manager, tree.root.id)
-    kit = workshop.seen_by(workshop.kit, tree.root.id)
 
-    assert all(manager["summaries"]) and set(manager["given"] + manager["payloads"]) == {None}
-    assert set(kit["given"] + kit["summaries"] + kit["payloads"]) == {None}
-
-
-def test_the_root_verifies(run):
-    workshop, tree, _ = run
-
-    assert workshop.verify(tree.root.id) == {"intact": True, "lines": tree.chain_length, "problem": None}
+    async with visit(browser, workshop.server.url) as seen:
+        page = await seen.open(f"/inspect/{tree.root.id}", workshop.noor)
+        await expect(page.locator("h1, h2").first).to_contain_text("FunctionAgent")
+        await expect(page.get_by_test_id("step-content").first).to_contain_text(ASKED)
+        await expect(page.get_by_test_id("step").last).to_contain_text(ANSWER)
+        await seen.screenshot("llamaindex-function-agent")
+        assert seen.elsewhere == [] and seen.problems == []

@@ -15,7 +15,7 @@ from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 from opentelemetry.util.genai.handler import TelemetryHandler
 
 from tests.fake_openai import FakeModel, fake_openai
-from tests.frameworks import Tree, Workshop
+from tests.frameworks import Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies
 from tests.loopback_only import loopback_only  # noqa: F401  (a fixture)
 
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -118,7 +118,11 @@ def test_model_call_content_is_recorded_only_when_captured(run):
         assert (asked["messages"], asked["response"]) == (None, None)
 
 
-def test_every_root_verifies(run):
-    workshop, tree, _, _ = run
+def test_each_role_reads_what_it_may(run):
+    workshop, tree, *_ = run
 
-    assert workshop.verify(tree.root.id) == {"intact": True, "lines": tree.chain_length, "problem": None}
+    assert_each_role_reads_what_it_may(workshop, tree)
+
+
+def test_every_root_verifies(run):
+    assert_every_root_verifies(run[0])

@@ -19,7 +19,7 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.test import TestModel
 
 from tests.browser import visit
-from tests.frameworks import Tree, Workshop
+from tests.frameworks import Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies
 from tests.loopback_only import loopback_only  # noqa: F401  (a fixture)
 
 ASKED = "What does a rear brake repair take?"
@@ -163,16 +163,14 @@ def test_the_transcript_shows_the_instructions_as_text(repair):
     ]
 
 
-def test_a_manager_reads_the_sentences_but_not_the_words_and_the_kit_only_figures(repair):
-    workshop, tree, _ = repair
-    auditor = workshop.seen_by(workshop.noor, tree.root.id)
-    manager = workshop.seen_by(workshop.manager, tree.root.id)
-    kit = workshop.seen_by(workshop.kit, tree.root.id)
+def test_each_role_reads_what_it_may(repair):
+    workshop, tree, *_ = repair
 
-    assert auditor["given"][0] == ASKED and all(auditor["summaries"]) and any(auditor["payloads"])
-    assert manager["summaries"] == auditor["summaries"]
-    assert set(manager["given"] + manager["result"] + manager["payloads"]) == {None}
-    assert set(kit["given"] + kit["result"] + kit["summaries"] + kit["payloads"]) == {None}
+    assert_each_role_reads_what_it_may(workshop, tree)
+
+
+def test_every_root_verifies(repair):
+    assert_every_root_verifies(repair[0])
 
 
 def test_a_tool_that_raises_fails_its_call_and_the_agent(runs):
@@ -183,13 +181,7 @@ def test_a_tool_that_raises_fails_its_call_and_the_agent(runs):
     assert tree.model_calls() == models
     given, answered, failed = tree.root.tool_calls()["read_gauge"]
     assert (given, answered, failed) == ({"gauge": "G-2"}, None, True)
-    assert workshop.verify(tree.root.id)["intact"] is True
-
-
-def test_every_root_verifies(repair):
-    workshop, tree, _ = repair
-
-    assert workshop.verify(tree.root.id) == {"intact": True, "lines": tree.chain_length, "problem": None}
+    assert_every_root_verifies(workshop)
 
 
 async def test_the_inspector_shows_the_agent_its_request_and_its_answer(repair, browser):

@@ -7,7 +7,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from models.errors import BadInput
 from resolvers.otlp.ingest import body_text
-from resolvers.otlp.mapping import AGENT, ATTRIBUTES, LLM, OTHER, SPAN_NAME, TOOL, Read, map_request, map_span
+from resolvers.otlp.mapping import (
+    AGENT, ATTRIBUTES, LLM, OTHER, SPAN_NAME, TOOL, Read, map_request, map_span, told_by_its_calls,
+)
+from resolvers.write.checks import TEXT_CHARS
 from tests.otlp_spans import agent, chat, export, new_span_id, new_trace_id, span
 from tests.shop import Shop
 from tests.test_metrics import sample, scrape
@@ -75,6 +78,33 @@ def test_model_call_content_from_the_older_span_events():
     assert mapped.fields["messages"] == [{"role": "system", "content": "You estimate."},
                                          {"role": "user", "content": "T-7?"}]
     assert mapped.fields["response"]["message"] == {"content": "One hour."}
+
+
+DETAILS = "gen_ai.client.inference.operation.details"
+
+
+def test_content_told_in_the_conventions_details_events_is_read_as_the_spans_own():
+    asked = [{"role": "user", "parts": [{"type": "text", "content": "Parts for T-7?"}]}]
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": "Brake pads."}]}]
+    told = [(DETAILS, {"gen_ai.input.messages": asked}), (DETAILS, {"gen_ai.output.messages": said})]
+    t = new_trace_id()
+    run = map_span(RESOURCE, span(t, "invoke_agent PartsClerk", {"gen_ai.operation.name": "invoke_agent"}, events=told))
+    call = map_span(RESOURCE, span(t, "chat m", {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m"},
+                                   events=told))
+
+    assert (run.fields["agent"], run.fields["given"], run.fields["result"]) == ("PartsClerk", "Parts for T-7?",
+                                                                                "Brake pads.")
+    assert (call.fields["messages"], call.fields["response"]) == (asked, said)
+
+
+def test_a_spans_own_attribute_comes_before_its_details_event():
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": "Brake pads."}]}]
+    other = [{"role": "assistant", "parts": [{"type": "text", "content": "Cables."}]}]
+    told = span(new_trace_id(), "chat m", {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+                                           "gen_ai.output.messages": said},
+                events=[(DETAILS, {"gen_ai.output.messages": other})])
+
+    assert map_span(RESOURCE, told).fields["response"] == said
 
 
 def test_openinference_content_and_flattened_messages():
@@ -297,6 +327,9 @@ LLAMA_INDEX_RUN = {"openinference.span.kind": "CHAIN", "input.value": {"start_ev
                    "output.value": "StopEvent(result=AgentOutput(response=ChatMessage(role=<MessageRole.ASSISTANT..."}
 LLAMA_INDEX_TOOL = {"openinference.span.kind": "TOOL", "tool.name": "parts_for"}
 
+STRANDS_TOOL = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "parts_for",
+                "gen_ai.tool.status": "success"}
+
 AI_SDK_RUN = {"ai.operationId": "ai.generateText", "ai.telemetry.functionId": "estimate-repair"}
 AI_SDK_CALL = {"ai.operationId": "ai.generateText.doGenerate", "gen_ai.request.model": "m"}
 AI_SDK_TOOL = {"ai.operationId": "ai.toolCall", "ai.toolCall.name": "partsFor", "ai.toolCall.id": "call-2"}
@@ -333,6 +366,10 @@ QUIRKS = {
         span(new_trace_id(), "FunctionTool.acall", {**LLAMA_INDEX_TOOL, "output.value": {
             "blocks": [{"text": "['brake pads']"}], "tool_name": "parts_for", "is_error": False,
             "raw_input": {"args": [], "kwargs": {"fault": "rear brake"}}, "raw_output": ["brake pads"]}}),
+        ["brake pads"]),
+    ("output", "strands", "gen_ai.tool.call.result"): (
+        span(new_trace_id(), "execute_tool parts_for", {**STRANDS_TOOL, "gen_ai.tool.call.result": [
+            {"json": ["brake pads"]}]}),
         ["brake pads"]),
     ("agent", "ai-sdk", "ai.telemetry.metadata.agent"): (
         span(new_trace_id(), "ai.generateText", {**AI_SDK_RUN, "ai.telemetry.metadata.agent": "Estimator"}),
@@ -389,6 +426,37 @@ def test_a_llama_index_run_is_an_agent_and_its_preparing_of_tools_no_model_call(
                                                                                "llm.model_name": "gpt-4o"}))
 
     assert (run.kind, step.kind, preparing.kind) == (AGENT, OTHER, OTHER)
+
+
+def _call(start: int, messages: list, response: list) -> dict:
+    return {"start": start, "end": start + 1, "fields": {"messages": messages, "response": response}}
+
+
+def test_a_llama_index_run_is_given_its_first_calls_request_and_holds_its_last_calls_answer():
+    run = map_span(RESOURCE, span(new_trace_id(), "FunctionAgent.run", LLAMA_INDEX_RUN)).fields
+    first = _call(1, [{"role": "system", "content": "You estimate."}, {"role": "user", "content": "Hello?"},
+                      {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "Parts for T-7?"}],
+                  [{"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "parts_for"}}]}])
+    last = _call(3, first["fields"]["messages"], [{"role": "assistant", "content": "Brake pads."}])
+    told = told_by_its_calls(run, [last, first])
+
+    assert (told["given"], told["result"]) == ("Parts for T-7?", "Brake pads.")
+    assert (told["agent"], told["skill"]) == ("workshop", "FunctionAgent")
+    assert told_by_its_calls(run, []) == run
+
+
+def test_an_agent_whose_span_tells_its_request_takes_nothing_from_its_calls():
+    named = map_span(RESOURCE, agent(new_trace_id(), "Estimator")).fields
+    calls = [_call(1, [{"role": "user", "content": "Parts for T-7?"}], [{"role": "assistant", "content": "Pads."}])]
+
+    assert told_by_its_calls(named, calls) == named
+
+
+def test_a_request_too_long_to_keep_is_left_out_not_refused():
+    run = map_span(RESOURCE, span(new_trace_id(), "FunctionAgent.run", LLAMA_INDEX_RUN)).fields
+    long = [_call(1, [{"role": "user", "content": "x" * (TEXT_CHARS + 1)}], [{"role": "assistant", "content": "No."}])]
+
+    assert (told_by_its_calls(run, long)["given"], told_by_its_calls(run, long)["result"]) == (None, "No.")
 
 
 def test_the_conventions_come_before_a_frameworks_own_attributes():

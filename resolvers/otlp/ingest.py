@@ -34,10 +34,12 @@ from resolvers.webhooks.wanted import NO_HOOKS, STAND_IN as STAND_IN_EVENT, Hook
 from resolvers.write.kit import ENDED_EVENTS
 from resolvers.write.made_task import MadeTask
 from resolvers.otlp.kept import KEPT
-from resolvers.otlp.mapping import AGENT, LLM, OTHER, TOOL, Mapped, drafts_of, map_request
+from resolvers.otlp.mapping import (
+    AGENT, FROM_ITS_CALLS, LLM, OTHER, TOOL, Mapped, drafts_of, map_request, told_by_its_calls,
+)
 from resolvers.otlp.place import (
-    ROOT, STAND_IN, STAND_IN_SPAN, KnownSpan, Spans, Target, UnderStandIn, UnderTask, depth, passes, targets,
-    tool_span_above, unknown_above,
+    ROOT, STAND_IN, STAND_IN_SPAN, KnownSpan, Spans, Target, UnderSpan, UnderStandIn, UnderTask, depth, passes,
+    targets, tool_span_above, unknown_above,
 )
 from resolvers.write.pipeline import Pipeline
 from resolvers.write.withheld import withheld_reason
@@ -295,10 +297,19 @@ class Placing:
     def make_agent(self, sid: str) -> None:
         body = self.bodies[sid]
         f = body["fields"]
+        if f.get(FROM_ITS_CALLS):
+            f = told_by_its_calls(f, self.own_calls(sid))
         end = None if sid in self.opening else time_of(body["end"])
         self.made[sid] = self.make_task(self.parent_of(self.found[sid]), f, time_of(body["start"]), end,
                                         body["failed"], body["statusMessage"], f.get("actor") or f["agent"],
                                         self.ids[sid])
+
+    def own_calls(self, sid: str) -> list[dict[str, Any]]:
+        """The bodies of the model calls placed under this agent span in this pass, those made inside its tools
+        left out: an agent span comes in the pass of its own model calls."""
+        under = UnderSpan(sid)
+        return [self.bodies[call] for call, target in self.found.items()
+                if target == under and self.spans[call].kind == LLM and self.tool_above(call) is None]
 
     def make_late(self) -> None:
         """Lines this pass would add to a task that has ended go to a task of their own under it, one per ended

@@ -132,9 +132,43 @@ def _run_class(name: str) -> str | None:
 
 
 def _not_of_a_run(name: str) -> Nothing | None:
-    """A LlamaIndex run's `input.value` is its workflow's state and its `output.value` a shortened Python repr of
-    its stop event: neither is the request or the answer."""
+    """A LlamaIndex run's `input.value` is its workflow's state (its start event only as a repr) and its
+    `output.value` a shortened Python repr of its stop event: neither is the request or the answer."""
     return NOTHING if LLAMA_INDEX_RUN.fullmatch(name) else None
+
+
+# An agent span whose request and answer are told only by its own model calls (a LlamaIndex run) carries this field.
+FROM_ITS_CALLS = "from_its_calls"
+
+
+def _last_request(messages: Any) -> str | None:
+    """The words of the last user message: the request a model call was made for."""
+    if not isinstance(messages, list):
+        return None
+    asked = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    return _text_of(asked[-1]) if asked else None
+
+
+def told_by_its_calls(fields: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """An agent's fields with the `given` and `result` its own model calls tell, when its span tells neither and
+    says so (FROM_ITS_CALLS): the request its first call was made for, the words its last call answered. `calls` are
+    the bodies of the agent's own model calls (not its tools'); a value the kit's checks would refuse is left out."""
+    if not fields.get(FROM_ITS_CALLS) or not calls:
+        return fields
+    ordered = sorted(calls, key=lambda call: (call["start"], call["end"]))
+    given = fields.get("given") or _last_request(ordered[0]["fields"].get("messages"))
+    result = fields.get("result") or _answer(ordered[-1]["fields"].get("response"))
+    try:
+        checks.text("given", given, checks.TEXT_CHARS)
+    except BadInput:
+        given = None
+    if not isinstance(result, str):
+        result = None
+    try:
+        checks.json_text("result", result)
+    except BadInput:
+        result = None
+    return {**fields, "given": given, "result": result}
 
 
 LLAMA_INDEX_OUTPUT = {"blocks", "tool_name", "raw_input", "raw_output", "is_error"}
@@ -162,6 +196,16 @@ def _prompt(prompt: Any) -> Any:
 def _task(arguments: Any) -> Any:
     """smolagents' `run` arguments: the task is the request."""
     return arguments.get("task") if isinstance(arguments, dict) else None
+
+
+def _one_block(blocks: Any) -> Any:
+    """Strands tells a tool's result as the tool's content blocks: what the tool returned is the one block's text or
+    JSON (`[{"text": "1.0"}]` is `"1.0"`); several blocks are kept as they are."""
+    if isinstance(blocks, list) and len(blocks) == 1 and isinstance(blocks[0], dict) and len(blocks[0]) == 1:
+        kind, value = next(iter(blocks[0].items()))
+        if kind in ("text", "json"):
+            return value
+    return None
 
 
 SMOLAGENTS_CALL = {"args", "kwargs", "sanitize_inputs_outputs"}
@@ -225,6 +269,7 @@ ATTRIBUTES: dict[str, tuple[str | Read, ...]] = {
         Read("input.value", _kwargs_of, "llama-index"), Read("ai.toolCall.args", framework="ai-sdk"), "input.value",
     ),
     "output": (
+        Read("gen_ai.tool.call.result", _one_block, "strands", when="gen_ai.tool.status"),
         "gen_ai.tool.call.result", "gen_ai.retrieval.documents", "retrieval.documents.*",
         Read("ai.toolCall.result", framework="ai-sdk"), Read("output.value", _raw_output, "llama-index"),
         "output.value",
@@ -239,6 +284,9 @@ MESSAGE_EVENTS = {
     "gen_ai.assistant.message": "assistant",
     "gen_ai.tool.message": "tool",
 }
+# The conventions' event for content an exporter puts beside its span rather than on it (Strands does): its
+# attributes (`gen_ai.input.messages`, `gen_ai.output.messages`, `gen_ai.system_instructions`) are read as the span's.
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 PROMPT_EVENTS = {"gen_ai.content.prompt": "gen_ai.prompt"}
 COMPLETION_EVENTS = {"gen_ai.content.completion": "gen_ai.completion"}
 CHOICE_EVENT = "gen_ai.choice"
@@ -450,6 +498,15 @@ def _event_content(span: Any) -> tuple[list[Any] | None, Any]:
     return messages or None, response
 
 
+def _details_of(span: Any) -> dict[str, Any]:
+    """The attributes of the span's details events, a later event's over an earlier one's."""
+    told: dict[str, Any] = {}
+    for event in span.events:
+        if event.name == DETAILS_EVENT:
+            told.update(attributes_of(event.attributes))
+    return told
+
+
 def _evaluations(span: Any) -> list[dict[str, Any]]:
     """The evaluation results told of an agent's span, which become its reviews: each evaluator's name, score and
     label."""
@@ -481,6 +538,8 @@ def map_span(resource_attrs: dict[str, Any], span: Any) -> Mapped:
         raise BadInput("a span needs a 16-byte trace id and an 8-byte span id.",
                        field="traceId" if trace_id is None else "spanId")
     attrs = attributes_of(span.attributes)
+    if span.events:
+        attrs = {**_details_of(span), **attrs}
     kind = kind_of(attrs, span.name)
     mapped = Mapped(
         trace_id=trace_id, span_id=span_id, parent_span_id=_hex(span.parent_span_id, 8), kind=kind, name=span.name,
@@ -529,6 +588,8 @@ def _complete(mapped: Mapped, attrs: dict[str, Any], span: Any, resource_attrs: 
         checks.text("given", f["given"], checks.TEXT_CHARS)
         checks.json_text("result", f["result"])
         f["evaluations"] = _evaluations(span)
+        if LLAMA_INDEX_RUN.fullmatch(mapped.name):
+            f[FROM_ITS_CALLS] = True
         return
     evaluations = _evaluations_as_told(span)
     if evaluations:
