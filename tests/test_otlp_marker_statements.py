@@ -6,8 +6,8 @@ written in one.
 Counted as tests/statements.py counts them (each statement sent through the connection's own methods), the export
 of two helpers cost 14 statements and that of six 18 on SQLite (15 and 19 on PostgreSQL): one more for each task it
 ended, one for the last turns, read once the pass's writes had drained, and two for the trace's opened tasks, read
-and then marked seen. Now both cost 9 (10 on PostgreSQL, where
-the trace's lock is a statement of its own)."""
+and then marked seen. Now both cost 9 on either database (on
+PostgreSQL the trace's lock is a statement of its own, and the tree's head is moved and signed in one)."""
 
 from models import TraceEvent
 from tests.otlp_spans import agent, chat, export, marker, new_trace_id, tool
@@ -45,7 +45,7 @@ async def test_an_export_under_opened_tasks_costs_the_same_statements_for_two_ta
     two = await helpers_under_markers(shop, 2)
     six = await helpers_under_markers(shop, 6)
 
-    assert len(six) == len(two) <= 10
+    assert len(six) == len(two) <= 9
     [root] = [r for r in await roots(shop) if len(r["children"]) == 6]
     assert root["status"] == "RUNNING"
     for child in root["children"]:
