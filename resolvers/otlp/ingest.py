@@ -30,20 +30,21 @@ from resolvers.otlp import store as waiting_spans
 from resolvers.write import sentences
 from resolvers.events.notices import publish_tasks, snapshot_of
 from resolvers.webhooks import outbox
-from resolvers.webhooks.wanted import NO_HOOKS, STAND_IN as STAND_IN_EVENT, Hooks, hooks_column, hooks_of
+from resolvers.webhooks.wanted import NO_HOOKS, STAND_IN as STAND_IN_EVENT, Hooks
 from resolvers.write.kit import ENDED_EVENTS
 from resolvers.write.made_task import MadeTask
 from resolvers.otlp.kept import KEPT
 from resolvers.otlp.mapping import (
     AGENT, FROM_ITS_CALLS, LLM, OTHER, TOOL, Mapped, drafts_of, map_request, told_by_its_calls,
 )
+from resolvers.otlp.under import around, tasks_under
 from resolvers.otlp.place import (
     ROOT, STAND_IN, STAND_IN_SPAN, KnownSpan, Spans, Target, UnderSpan, UnderStandIn, UnderTask, depth, passes,
     targets, tool_span_above, unknown_above,
 )
 from resolvers.write.pipeline import Pipeline
 from resolvers.write.withheld import withheld_reason
-from resolvers.write.append import Step, append_many, insert_rows, lock_tree, new_step
+from resolvers.write.append import Step, append_many, insert_rows, new_step
 
 log = logging.getLogger("agentlog.otlp")
 
@@ -59,13 +60,6 @@ REVIEW_COLUMNS = ("id", "tenant", "root_id", "task_id", "seq", "verdict", "score
                   "evaluator", "at")
 NO_FIGURES = (None,) * 10
 
-SIBLINGS = (
-    'SELECT "parent_id", COUNT(*) AS "n" FROM "agent_task" WHERE "tenant"=$1 AND "parent_id" IN ({}) GROUP BY "parent_id"'
-)
-LAST_TURNS = 'SELECT "task_id", MAX("turn") AS "last" FROM "llm_call" WHERE "tenant"=$1 AND "task_id" IN ({}) GROUP BY "task_id"'
-LOGGING = ('SELECT "name","logging",NULL AS "hooks" FROM "agent" WHERE "tenant"=$1 AND "name" IN ({}) '
-           'UNION ALL SELECT NULL,NULL,{}')
-"""The agents' logging, and one row more naming the tenant's webhooks (resolvers/webhooks/wanted.py)."""
 ENDS = 'UPDATE "agent_task" SET "status"=$1, "ended_at"=$2 WHERE "tenant"=$3 AND "id"=$4'
 CLOSES = ('UPDATE "agent_task" SET "status"=$1, "ended_at"=$2, "outcome"=$3, "result"=$4 '
           'WHERE "tenant"=$5 AND "id"=$6')
@@ -235,6 +229,7 @@ class Placing:
         self.ended: list[Task] = []
         self.roots: dict[uuid.UUID, Task] = {}
         self.children: dict[uuid.UUID, int] = {}
+        self.turns: dict[uuid.UUID, int] = {}
         self.logging: dict[str, str | None] = {}
         self.reasons: dict[str, str | None] = {}
         self.planned: list[PlannedLine] = []
@@ -268,7 +263,7 @@ class Placing:
             if isinstance(target, UnderTask) and target.task_id not in self.tasks:
                 found[sid] = STAND_IN
         agents = {b["fields"]["agent"] for sid, b in self.bodies.items() if self.spans[sid].kind == AGENT}
-        await db.send(self.agent_logging(agents | {t.agent for t in self.tasks.values()} | {STAND_IN_AGENT}))
+        await db.send(self.around(agents | {t.agent for t in self.tasks.values()} | {STAND_IN_AGENT}))
         self.stand_in = self.tasks.get(stand_in_id) if stand_in_id else None
         if self.stand_in is not None and self.stand_in.status != TaskStatus.RUNNING:
             self.stand_in = None
@@ -368,6 +363,7 @@ class Placing:
     def close(self, db: Pipeline) -> None:
         """The tasks start markers opened whose spans came in this pass end as their spans say, the ENDED line
         after the lines this pass adds to them."""
+        closes = []
         for task_id, span in self.closing.values():
             task = self.tasks.get(task_id)
             if task is None or task.status != TaskStatus.RUNNING:
@@ -376,10 +372,11 @@ class Placing:
             task.status = TaskStatus.FAILED if span.failed else TaskStatus.DONE
             task.ended_at, task.outcome = time_of(span.end_ns), span.status_message if span.failed else None
             task.result = None if result is None or self.withheld(task.agent) else compact_json(result)
-            db.send(self.conn.execute_query(placeholders(self.conn, CLOSES), [
-                task.status, task.ended_at, task.outcome, task.result, self.tenant, str(task.id)]))
+            closes.append([task.status, task.ended_at, task.outcome, task.result, self.tenant, str(task.id)])
             self.line(task, LineKind.ENDED, task.ended_at, sentences.ended(task.status), task.result, NO_FIGURES)
             self.ended.append(task)
+        if closes:
+            db.send(self.conn.execute_many(placeholders(self.conn, CLOSES), closes))
 
     def store_tasks(self, db: Pipeline) -> None:
         """Sends the tasks made, and the end of the stand-in when this pass ends it."""
@@ -394,30 +391,14 @@ class Placing:
             db.send(insert_rows(self.conn, "agent_task", made_task.COLUMNS, rows))
 
     async def existing(self, task_ids: set[uuid.UUID]) -> None:
-        if not task_ids:
-            return
-        for task in await AgentTask.filter(id__in=list(task_ids), tenant=self.tenant).using_db(self.conn):
-            self.tasks[task.id] = task
-        root_ids = sorted({t.root_id for t in self.tasks.values()})
-        for root_id in root_ids:
-            self.roots[root_id] = await lock_tree(root_id, self.tenant, self.conn)
-        marks = ",".join(f"${i}" for i in range(2, len(task_ids) + 2))
-        rows = await self.conn.execute_query_dict(
-            placeholders(self.conn, SIBLINGS.format(marks)), [self.tenant, *(str(t) for t in task_ids)]
-        )
-        for row in rows:
-            self.children[uuid.UUID(str(row["parent_id"]))] = row["n"]
+        found = await tasks_under(self.conn, self.tenant, task_ids)
+        self.tasks.update(found.tasks)
+        self.roots.update(found.roots)
 
-    async def agent_logging(self, agents: set[str]) -> None:
-        if not agents:
-            return
-        names = sorted(agents)
-        marks = ",".join(f"${i}" for i in range(2, len(names) + 2))
-        hooks = hooks_column(self.conn.capabilities.dialect, len(names) + 2)
-        rows = await self.conn.execute_query_dict(placeholders(self.conn, LOGGING.format(marks, hooks)),
-                                                  [self.tenant, *names, self.tenant])
-        self.logging = {row["name"]: row["logging"] for row in rows if row["name"] is not None}
-        self.hooks = hooks_of(next((row["hooks"] for row in rows if row["name"] is None), None))
+    async def around(self, agents: set[str]) -> None:
+        found = await around(self.conn, self.tenant, sorted(self.tasks), sorted(agents))
+        self.children.update(found.children)
+        self.turns, self.logging, self.hooks = found.turns, found.logging, found.hooks
 
     def withheld(self, agent: str) -> str | None:
         """Decided once per agent in a pass."""
@@ -490,7 +471,7 @@ class Placing:
         self.planned.sort(key=PlannedLine.sort_key)
         if self.stand_in_ends:
             self.end_stand_in()
-        turns = await self._last_turns(db)
+        turns = self.turns
         calls: list[tuple] = []
         by_root: dict[uuid.UUID, list[Step]] = {}
         reviews: list[tuple[Step, PlannedLine]] = []
@@ -542,17 +523,6 @@ class Placing:
         await waiting_spans.opened(self.conn, self.tenant, self.trace_id,
                                    [(sid, str(self.ids[sid])) for sid in sorted(self.opening)], micros(self.now))
         await waiting_spans.closed(self.conn, self.tenant, self.trace_id, sorted(self.closing))
-
-    async def _last_turns(self, db: Pipeline) -> dict[uuid.UUID, int]:
-        made = {t.id for t in self.new_tasks}
-        old = sorted({p.task.id for p in self.planned if p.call is not None} - made)
-        if not old:
-            return {}
-        await db.drain()
-        marks = ",".join(f"${i}" for i in range(2, len(old) + 2))
-        rows = await self.conn.execute_query_dict(placeholders(self.conn, LAST_TURNS.format(marks)),
-                                                  [self.tenant, *(str(t) for t in old)])
-        return {uuid.UUID(str(r["task_id"])): r["last"] or 0 for r in rows}
 
 
 async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,

@@ -197,8 +197,8 @@ async def stand_in(conn: Any, tenant: str, trace_id: str, task_id: str | None) -
 
 
 OPEN_COLUMNS = ("tenant", "trace_id", "span_id", "task_id", "seen_us")
-OPEN_IN_TRACE = 'SELECT "span_id","task_id" FROM "otlp_open_task" WHERE "tenant"=$1 AND "trace_id"=$2'
-SEEN = 'UPDATE "otlp_open_task" SET "seen_us"=$1 WHERE "tenant"=$2 AND "trace_id"=$3'
+SEEN = ('UPDATE "otlp_open_task" SET "seen_us"=$1 WHERE "tenant"=$2 AND "trace_id"=$3 '
+        'RETURNING "span_id","task_id"')
 QUIET = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_open_task" WHERE "seen_us"<=$1'
 QUIET_IN_TRACE = ('SELECT "span_id","task_id" FROM "otlp_open_task" WHERE "tenant"=$1 AND "trace_id"=$2 '
                   'AND "seen_us"<=$3')
@@ -206,11 +206,9 @@ CLOSED = 'DELETE FROM "otlp_open_task" WHERE "tenant"=$1 AND "trace_id"=$2 AND "
 
 
 async def seen(conn: Any, tenant: str, trace_id: str, received_us: int) -> dict[str, str]:
-    """A span of the trace was received now: the tasks start markers opened in it wait on. Returns them, by the
-    span id whose end they wait for."""
-    rows = await conn.execute_query_dict(placeholders(conn, OPEN_IN_TRACE), [tenant, trace_id])
-    if rows:
-        await conn.execute_query(placeholders(conn, SEEN), [received_us, tenant, trace_id])
+    """A span of the trace was received now: the tasks start markers opened in it wait on, in the statement that
+    reads them. Returns them, by the span id whose end they wait for."""
+    rows = await conn.execute_query_dict(placeholders(conn, SEEN), [received_us, tenant, trace_id])
     return {row["span_id"]: str(row["task_id"]) for row in rows}
 
 

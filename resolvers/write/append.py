@@ -282,9 +282,19 @@ def seal_steps(tenant: str, root_id: str, steps: list[Step], seq: int, head: str
 
 async def settle_head(root: AgentTask, length: int, head: str, added: int, conn: Any,
                       spend: budgets.Spend | None = None) -> None:
-    """After `added` sealed lines are stored: the tree's head moved once, and signed."""
-    await move_head(root, length, head, conn)
-    await sign_head(root, conn, spend)
+    """After `added` sealed lines are stored: the tree's head moved once, and signed; on PostgreSQL, when no
+    budget's spend is to be read, in one statement."""
+    if spend is None and conn.capabilities.dialect == "postgres":
+        root_id = str(root.id)
+        moved = Statement(MOVE_HEAD, [length, head, root_id, root.tenant])
+        keep = Statement(KEEP, [root_id, root.tenant, length, head, note_for(root.tenant, root_id, length, head)])
+        statement = together([moved], keep)
+        if not await conn.execute_query_dict(statement.sql, statement.args):
+            raise refused(root_id, length, head)
+        root.chain_length, root.chain_head = length, head
+    else:
+        await move_head(root, length, head, conn)
+        await sign_head(root, conn, spend)
     metrics.lines_appended(root.tenant, added)
 
 
