@@ -178,10 +178,23 @@ export async function waterfallLines(id, after, first = WATERFALL_PAGE) {
   return { lines, full: lines.length === first };
 }
 
+const begun = new Map();
+const waterfallStart = (id) => Promise.all([waterfallTasks(id), waterfallLines(id, null, WATERFALL_FIRST)]);
+
+// Begins the waterfall's first reads as a task's page opens, before its receipt is read; the next `waterfallOf`
+// of that task takes them.
+export function beginWaterfall(id) {
+  const start = waterfallStart(id);
+  start.catch(() => {});
+  begun.set(id, start);
+}
+
 // The tree's tasks and the first 20,000 lines of its record, for the waterfall: the tasks and a first short page
 // read side by side and handed to `onPage` to be drawn, then pages of 5,000, each handed on as it comes.
 export async function waterfallOf(id, onPage = () => {}) {
-  const [tree, first] = await Promise.all([waterfallTasks(id), waterfallLines(id, null, WATERFALL_FIRST)]);
+  const start = begun.get(id) || waterfallStart(id);
+  begun.delete(id);
+  const [tree, first] = await start;
   if (!tree) return null;
   const lines = [...first.lines];
   let more = first.full;

@@ -2,7 +2,7 @@
 import { h } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
-import { STEP_PAGE, costs, stepsOf, taskPage, verifyOf } from "./queries.js";
+import { STEP_PAGE, beginWaterfall, costs, stepsOf, taskPage, verifyOf } from "./queries.js";
 import { Budget, Status, Time, Words, duration, reads } from "./format.js";
 import { Tree } from "./tree.js";
 import { Steps } from "./steps.js";
@@ -112,7 +112,10 @@ export function TaskPage({ id, viewer }) {
     return now.steps;
   };
 
-  useEffect(() => { taskPage(id).then(setTask, failed); }, [id]);
+  useEffect(() => {
+    beginWaterfall(id);
+    taskPage(id).then(setTask, failed);
+  }, [id]);
   useEffect(() => { if (task && task.childCount === 0) afterTree(); }, [task && task.id]);
   const afterTree = () => {
     costs([id]).then((found) => setTask((now) => ({ ...now, cost: found[id] })), failed);
