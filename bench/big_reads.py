@@ -7,9 +7,10 @@ Every read is made over HTTP to the same `agentlog serve` process that took the 
 - `record`: `record(first: 5000)` paged to the end, each line with its own fields as the inspector's step list
   asks them (the step list also asks each line's task and meter row, which this read leaves out);
 - `inspector`: /inspect/{root} in Debian's headless Chromium, a fresh browser context each run, until the heading
-  and the root's first page of children are painted (by the page's own clock, from navigation start); after the
-  paint the page is left to finish what it reads next (the tree's cost and its chain check, which for this tree
-  take the server a second or two) before its context closes, so that each visit starts on an idle server;
+  and the root's first page of children are painted, and until the waterfall's first bars are drawn (each by the
+  page's own clock, from navigation start); then the page is left to finish what it reads next (the tree's cost,
+  its chain check and the rest of the waterfall's lines, which for this tree take the server a second or two)
+  before its context closes, so that each visit starts on an idle server;
 - `export_verify`: `GET /export/{root}` written to a file, then `agentlog verify --file` with the server's
   verifier key as a separate process, one clock over both.
 """
@@ -41,6 +42,7 @@ RECORD = f"""query($id: ID!, $after: Int) {{ task(id: $id) {{ record(first: 5000
   {LINE} }} }} }}"""
 FIRST_PAINT = ("() => !!document.querySelector('h1') && "
                "document.querySelectorAll('[data-testid=tree-node]').length >= NODES")
+FIRST_BARS = "() => !!document.querySelector('[data-testid=bar]')"
 
 
 def spread(values: list[float], unit: str, digits: int = 0) -> str:
@@ -88,12 +90,15 @@ async def record_rate(http: httpx.AsyncClient, root: str, lines: int, runs: int)
     return [lines / s for s in await timed(read, runs)]
 
 
-async def first_paint_ms(base: str, token: str, root: str, nodes: int, runs: int) -> list[float]:
+async def first_paint_ms(base: str, token: str, root: str, nodes: int, runs: int) -> tuple[list[float], list[float]]:
+    """When the first screen was painted, and when the waterfall's first bars were drawn, in ms since navigation
+    start, each run after a first one not counted."""
     from playwright.async_api import async_playwright
 
     url = f"{base}/inspect/{root}#token={token}"
-    done = FIRST_PAINT.replace("NODES", str(nodes))
-    out = []
+    moments = {"paint": FIRST_PAINT.replace("NODES", str(nodes)), "bars": FIRST_BARS}
+    poll = "() => ({ now: performance.now(), " + ", ".join(f"{m}: ({c})()" for m, c in moments.items()) + " })"
+    out: dict[str, list[float]] = {m: [] for m in moments}
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
@@ -102,16 +107,20 @@ async def first_paint_ms(base: str, token: str, root: str, nodes: int, runs: int
                 try:
                     page = await context.new_page()
                     await page.goto(url, wait_until="commit")
-                    while not await page.evaluate(done):
+                    found: dict[str, float] = {}
+                    while len(found) < len(moments):
+                        state = await page.evaluate(poll)
+                        found.update({m: state["now"] for m in moments if state[m] and m not in found})
                         await asyncio.sleep(0.01)
                     if run:
-                        out.append(await page.evaluate("() => performance.now()"))
+                        for moment, ms in found.items():
+                            out[moment].append(ms)
                     await page.wait_for_load_state("networkidle", timeout=600_000)
                 finally:
                     await context.close()
         finally:
             await browser.close()
-    return out
+    return out["paint"], out["bars"]
 
 
 def verifier_key() -> str:
@@ -145,6 +154,7 @@ async def measure(base: str, root: str, lines: int, children: int, runs: int = 5
         first = await children_ms(http, root, 1)
         found = {"children_cold_ms": first, "children_ms": await children_ms(http, root, 4 * runs)}
         found["record_lines_per_s"] = await record_rate(http, root, lines, runs)
-    found["first_paint_ms"] = await first_paint_ms(base, token, root, 1 + min(children, FIRST), runs)
+    found["first_paint_ms"], found["first_bars_ms"] = await first_paint_ms(base, token, root, 1 + min(children, FIRST),
+                                                                         runs)
     found["export_verify_lines_per_s"] = await export_verify_rate(base, token, root, lines, runs)
     return found

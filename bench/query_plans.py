@@ -69,6 +69,7 @@ The indexes at work:
 | `idx_agent_task_tenant_…` (three more) | `(tenant, entity_type \| entity_id \| workflow_run, started_at, id)` (migration 0006) | the `entityType`, `entityId` and `workflowRun` filters |
 | `idx_llm_call_tenant_…` | `(tenant, model, task_id)` (migration 0006) | the `model` filter: the tasks with a meter row of that model, from the index alone |
 | `agent_task_ended` | `(tenant, ended_at DESC NULLS LAST, id DESC)` (migration 0006) | `orderBy: ENDED_AT_DESC` |
+| `llm_call_tenant_at`, `agent_task_failed_ended` | `(tenant, at)` with the summed columns; `(tenant, ended_at) WHERE status = 'FAILED'` (migration 0019) | `usage`: the meter and the failed tasks in a range of time |
 | `task_words_words` | GIN over `task_words.words`, a task's about, trigger and outcome without positions, in a narrow table kept by a trigger (migration 0011) | `search` on a task's words: probed by task id as a page walks its order, and counted from this table alone for a search by a reader of the whole tenant |
 | `trace_event_search_words` | GIN over a generated `tsvector` column (migration 0006) | `search` on line sentences |
 | `(root_id, seq)` unique on `trace_event` | | `record(first, after)`: one range of the chain |

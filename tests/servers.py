@@ -74,13 +74,13 @@ def launch(command: list, cwd: Path, env: dict[str, str], startup_seconds: float
     return server
 
 
-def start_server(database_url: str, *options: str) -> Server:
-    """A server on the database; it sends webhook deliveries only when the environment sets
-    AGENTLOG_WEBHOOK_SENDER=true, so it never takes those owed to another test's receiver."""
+def start_server(database_url: str, *options: str, port: int = 0) -> Server:
+    """A server on the database, on `port` (0: any free one); it sends webhook deliveries only when the environment
+    sets AGENTLOG_WEBHOOK_SENDER=true, so it never takes those owed to another test's receiver."""
     env = {"AGENTLOG_WEBHOOK_SENDER": "false", **os.environ, "AGENTLOG_DATABASE_URL": database_url}
     command = [
         "timeout", "--kill-after=10", str(LIFETIME_SECONDS),
-        sys.executable, "-m", "graph.cli", "serve", "--host", "127.0.0.1", "--port", "0", *options,
+        sys.executable, "-m", "graph.cli", "serve", "--host", "127.0.0.1", "--port", str(port), *options,
     ]
     server = launch(command, REPO, env)
     if not server.port:

@@ -5,6 +5,7 @@ stays open; when it ends, the page shows its end from the subscription, with no 
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import timedelta
 
 import httpx
@@ -174,4 +175,53 @@ async def test_a_running_tasks_page_shows_new_steps_and_its_end_without_a_reload
         await expect(page.get_by_test_id("waterfall")).to_contain_text(f"2 bars over {took}")
         await not_reloaded(page)
         await seen.screenshot("running-task-page-ended")
+        assert seen.elsewhere == [] and seen.problems == []
+
+
+CHECKS = """() => { window.checks = []; const sent = window.fetch;
+  window.fetch = (url, init) => {
+    if (init && String(init.body).includes("verifyTrace")) window.checks.push(performance.now());
+    return sent(url, init);
+  }; }"""
+
+
+async def test_a_running_tasks_waterfall_and_badge_grow_as_its_lines_arrive(client, browser, servers):
+    """Each line written adds its bar with no reload, and the badge says the chain so far is intact, checked again
+    as lines arrive but never twice within a second; at the end the badge tells the whole chain."""
+    origin = servers[0].url
+    shop = Shop(client)
+    await shop.setup()
+    async with visit(browser, origin) as seen:
+        with Kit(origin, shop.kit, batch_lines=1) as kit:
+            with kit.task("Estimator", "EstimateRepair", requester={"id": "mia", "name": "Mia"},
+                          about="Ticket T-9") as t:
+                await seen.page.add_init_script(f"({CHECKS})()")
+                page = await seen.open(f"/inspect/{t.id}", shop.noor)
+                bars = page.get_by_test_id("bar")
+                badge = page.get_by_test_id("verify-badge")
+                await expect(bars).to_have_count(1)
+                await expect(badge).to_have_text("✓ Record intact so far: 1 line checked")
+                await page.evaluate("window.stillThisPage = true")
+
+                t.model_call("Everyday", input_tokens=120, output_tokens=30, cost_micros=300, duration_ms=40)
+                await expect(bars).to_have_count(2)
+                await expect(bars.nth(1)).to_have_attribute(
+                    "title", "Model call · Everyday · 40 ms · 120 tokens in, 30 out · $0.0003")
+                await expect(badge).to_have_text("✓ Record intact so far: 2 lines checked")
+                call = t.tool_call("PartsFor", tool_call_id="c1", input={"fault": "brake"})
+                await expect(bars).to_have_count(3)
+                await expect(bars.nth(2)).to_have_attribute("title", re.compile("no result recorded"))
+                call.result(["pads"])
+                await expect(bars.nth(2)).not_to_have_attribute("title", re.compile("no result recorded"))
+                await expect(badge).to_have_text("✓ Record intact so far: 4 lines checked")
+                await expect(page.get_by_test_id("step")).to_have_count(4)
+                await page.get_by_test_id("waterfall").scroll_into_view_if_needed()
+                await seen.screenshot("running-task-waterfall")
+                checks = await page.evaluate("window.checks")
+        await expect(badge).to_have_text("✓ Record intact: 5 lines checked")
+        await expect(bars).to_have_count(3)
+        await not_reloaded(page)
+        assert len(checks) >= 3
+        assert min(b - a for a, b in zip(checks, checks[1:])) >= 990
+        await seen.screenshot("running-task-waterfall-ended")
         assert seen.elsewhere == [] and seen.problems == []

@@ -1,14 +1,22 @@
 // Task events as they happen: the server's `taskEvents` subscription over graphql-transport-ws at /graphql, sent the
 // viewer's own token in `connection_init`, through graphql-ws (vendored; it sets `graphqlWs` on the page). One
 // connection for the page, shared by every part that listens; the server tells each viewer only what they may read.
+// A lost connection is tried again (soon at first, then at most every 5 s), and once it is back every listener
+// reads anew what it shows, since events told in the gap were not heard.
+import { h } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
+import htm from "htm";
 import { token } from "./api.js";
+
+const html = htm.bind(h);
 
 const EVENTS = `subscription { taskEvents { event at task {
   id agent skill status about startedAt endedAt limitMicros readableGroups depth modelCalls toolCalls
   parent { id agent skill } cost { allInMicros allInInputTokens allInOutputTokens }
 } } }`;
 const AGAIN_MS = 1000;
+const RETRY_MS = 500;
+const MOST_RETRY_MS = 5000;
 
 const listeners = new Set();
 const watchers = new Set();
@@ -23,7 +31,7 @@ function tell(next) {
 
 const REFUSED = "Not live: your token was refused. Reload with a fresh token.";
 const EXPIRED = "Not live: your token expired. Reload with a fresh token.";
-const LOST = "Not live: the connection to the server was lost. Trying again…";
+const LOST = "Not live: the connection to the server was lost. Reconnecting…";
 
 // Why the feed stopped, in words: the close code and error codes docs/events.md names.
 function problemOf(failure) {
@@ -72,6 +80,8 @@ function start() {
     lazy: false,
     retryAttempts: Infinity,
     shouldRetry: (closed) => !(closed && closed.code === 4403),
+    retryWait: (retries) => new Promise((resolve) => setTimeout(resolve,
+      Math.min(RETRY_MS * 2 ** retries, MOST_RETRY_MS) + Math.random() * RETRY_MS)),
     connectionParams: () => ({ Authorization: `Bearer ${token.get()}` }),
     on: {
       connected: () => {
@@ -110,6 +120,14 @@ export function useLive() {
     return () => watchers.delete(setSeen);
   }, []);
   return seen;
+}
+
+// "live", or why not: the connection lost and being made again, or the token refused.
+export function LiveState() {
+  const live = useLive();
+  return live.live
+    ? html`<span class="live" data-testid="live-state">live</span>`
+    : html`<span class="none" data-testid="live-state">${live.problem || "connecting…"}</span>`;
 }
 
 // Draws the part again every second, so "running for" moves on while the work runs.

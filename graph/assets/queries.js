@@ -151,33 +151,62 @@ export async function usageOf(from, to, bucket, groupBy) {
   return data.usage;
 }
 
+const WATERFALL_FIRST = 1000;
 const WATERFALL_PAGE = 5000;
-const WATERFALL_PAGES = 4;
+const WATERFALL_LINES = 20000;
 const BAR = "id agent skill depth status startedAt endedAt";
 
-// The tree's tasks and the first lines of its record, for the waterfall: at most four pages of 5,000 lines, each
-// handed to `onPage` as it comes so the first is drawn while the rest are read.
-export async function waterfallOf(id, onPage = () => {}) {
+// The tree's tasks for the waterfall: the root, and the first 5,000 under it, each with its parent.
+export async function waterfallTasks(id) {
   const data = await graphql(
     `query($id: ID!, $first: Int!) { task(id: $id) { ${BAR} subtree(first: $first) { ${BAR} parent { id } } } }`,
     { id, first: WATERFALL_PAGE },
   );
   if (!data.task) return null;
   const { subtree, ...task } = data.task;
-  const lines = [];
-  let more = true;
-  for (let page = 0; page < WATERFALL_PAGES && more; page += 1) {
-    const found = await graphql(
-      `query($id: ID!, $first: Int!, $after: Int) { task(id: $id) { record(first: $first, after: $after) {
-        seq kind at model tool toolCallId durationMs inputTokens outputTokens costMicros isError task { id } } } }`,
-      { id, first: WATERFALL_PAGE, after: lines.length ? lines[lines.length - 1].seq : null },
-    );
-    const read = found.task ? found.task.record : [];
-    lines.push(...read);
-    more = read.length === WATERFALL_PAGE;
-    onPage({ task, tasks: subtree, lines: [...lines], more, reading: more && page + 1 < WATERFALL_PAGES });
+  return { task, tasks: subtree };
+}
+
+// A page of the tree's record for the waterfall: up to `first` lines after line `after`.
+export async function waterfallLines(id, after, first = WATERFALL_PAGE) {
+  const found = await graphql(
+    `query($id: ID!, $first: Int!, $after: Int) { task(id: $id) { record(first: $first, after: $after) {
+      seq kind at model tool toolCallId durationMs inputTokens outputTokens costMicros isError task { id } } } }`,
+    { id, first, after: after ?? null },
+  );
+  const lines = found.task ? found.task.record : [];
+  return { lines, full: lines.length === first };
+}
+
+const begun = new Map();
+const waterfallStart = (id) => Promise.all([waterfallTasks(id), waterfallLines(id, null, WATERFALL_FIRST)]);
+
+// Begins the waterfall's first reads as a task's page opens, before its receipt is read; the next `waterfallOf`
+// of that task takes them.
+export function beginWaterfall(id) {
+  const start = waterfallStart(id);
+  start.catch(() => {});
+  begun.set(id, start);
+}
+
+// The tree's tasks and the first 20,000 lines of its record, for the waterfall: the tasks and a first short page
+// read side by side and handed to `onPage` to be drawn, then pages of 5,000, each handed on as it comes.
+export async function waterfallOf(id, onPage = () => {}) {
+  const start = begun.get(id) || waterfallStart(id);
+  begun.delete(id);
+  const [tree, first] = await start;
+  if (!tree) return null;
+  const lines = [...first.lines];
+  let more = first.full;
+  for (;;) {
+    const left = WATERFALL_LINES - lines.length;
+    onPage({ ...tree, lines: [...lines], more, reading: more && left > 0 });
+    if (!more || left <= 0) break;
+    const read = await waterfallLines(id, lines[lines.length - 1].seq, Math.min(WATERFALL_PAGE, left));
+    lines.push(...read.lines);
+    more = read.full;
   }
-  return { task, tasks: subtree, lines, more };
+  return { ...tree, lines, more };
 }
 
 // One side of a comparison: the task's figures, its own first 500 steps, and its verify badge.

@@ -7,7 +7,7 @@ import { h } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
 import { runningTasks, waitingTraces } from "./queries.js";
-import { useLive, useTaskEvents, useTick } from "./live.js";
+import { LiveState, useTaskEvents, useTick } from "./live.js";
 import { Money, Status, Time, Words, duration } from "./format.js";
 
 const html = htm.bind(h);
@@ -56,13 +56,6 @@ function TraceRow({ trace }) {
       plural(trace.modelCalls, "model call", "model calls")}, ${plural(trace.toolCalls, "tool call", "tool calls")}, ${
       count.format(trace.inputTokens)} tokens in, ${count.format(trace.outputTokens)} out`}</td>
   </tr>`;
-}
-
-function LiveState() {
-  const live = useLive();
-  return live.live
-    ? html`<span class="live" data-testid="live-state">live</span>`
-    : html`<span class="none" data-testid="live-state">${live.problem || "connecting…"}</span>`;
 }
 
 export function RunningNow({ onEvent = () => {} }) {

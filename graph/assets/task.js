@@ -2,7 +2,7 @@
 import { h } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import htm from "htm";
-import { STEP_PAGE, costs, stepsOf, taskPage, verifyOf } from "./queries.js";
+import { STEP_PAGE, beginWaterfall, costs, stepsOf, taskPage, verifyOf } from "./queries.js";
 import { Budget, Status, Time, Words, duration, reads } from "./format.js";
 import { Tree } from "./tree.js";
 import { Steps } from "./steps.js";
@@ -11,15 +11,16 @@ import { Timeline } from "./timeline.js";
 import { Answering } from "./answer.js";
 import { BudgetMeter, StopWork } from "./stop.js";
 import { Waterfall } from "./waterfall.js";
-import { useTaskEvents } from "./live.js";
+import { LiveState, useTaskEvents } from "./live.js";
 
 const html = htm.bind(h);
 const NEW_STEPS_MS = 2000;
+const CHECK_MS = 1000;
 const ENDS = new Set(["AgentTaskFinished", "AgentTaskFailed", "AgentTaskStopped"]);
 
-function Badge({ check, onGoTo }) {
+function Badge({ check, running, onGoTo }) {
   if (check.intact) {
-    return html`<p><span class="badge intact" data-testid="verify-badge" role="status">✓ Record intact: ${check.lines} lines checked${check.erased ? `, ${check.erased} erased` : ""}</span></p>`;
+    return html`<p><span class="badge intact" data-testid="verify-badge" role="status">✓ Record intact${running ? " so far" : ""}: ${check.lines === 1 ? "1 line" : `${check.lines} lines`} checked${check.erased ? `, ${check.erased} erased` : ""}</span></p>`;
   }
   const go = (event) => { event.preventDefault(); onGoTo(check.brokenAt); };
   return html`<p><a class="badge broken" data-testid="verify-badge" href=${`#line-${check.brokenAt}`} onClick=${go}>✗ Record broken at line ${check.brokenAt}: ${check.problem}</a></p>`;
@@ -39,7 +40,7 @@ function Requester({ task }) {
 
 function Facts({ task }) {
   return html`<dl class="facts">
-    <dt>Status</dt><dd><${Status} status=${task.status} /></dd>
+    <dt>Status</dt><dd><${Status} status=${task.status} />${task.status === "RUNNING" && html` <${LiveState} />`}</dd>
     <dt>Started</dt><dd><${Time} iso=${task.startedAt} /></dd>
     <dt>Ended</dt><dd><${Time} iso=${task.endedAt} /></dd>
     <dt>Took</dt><dd>${duration(task.startedAt, task.endedAt)}</dd>
@@ -62,12 +63,32 @@ export function TaskPage({ id, viewer }) {
   const [goTo, setGoTo] = useState(null);
   const [whole, setWhole] = useState(false);
   const [stepsDone, setStepsDone] = useState(false);
+  const [heard, setHeard] = useState(0);
   const list = useRef(null);
   const pending = useRef(null);
+  const shown = useRef(null);
+  const checking = useRef({ asked: 0, at: 0, timer: null });
+  shown.current = task;
   const failed = (e) => setError(e.message);
 
-  // The next page of steps, once at a time; `reach` reads pages until line `seq` (or the last line) is read.
-  const page = () => {
+  // The badge from the latest check asked (an earlier one answering late is dropped); while the work runs it is
+  // checked again as lines arrive, at most once a second.
+  const verify = (quiet = false) => {
+    const now = checking.current;
+    const asked = ++now.asked;
+    now.at = Date.now();
+    verifyOf(id).then((found) => { if (asked === now.asked) setCheck(found); }, (e) => quiet || failed(e));
+  };
+  const recheck = () => {
+    const now = checking.current;
+    if (now.timer) return;
+    now.timer = setTimeout(() => { now.timer = null; verify(true); }, Math.max(0, now.at + CHECK_MS - Date.now()));
+  };
+  useEffect(() => () => clearTimeout(checking.current.timer), []);
+
+  // The next page of steps, once at a time; `reach` reads pages until line `seq` (or the last line) is read. A
+  // `quiet` read that fails is tried again at the next one (the server may be out of reach for a while).
+  const page = (quiet = false) => {
     const now = list.current;
     if (now.done) return Promise.resolve();
     if (!now.busy) {
@@ -77,7 +98,11 @@ export function TaskPage({ id, viewer }) {
         now.done = found.length < STEP_PAGE;
         now.busy = null;
         if (list.current === now) { setSteps(now.steps); setStepsDone(now.done); }
-      }, (e) => { now.done = true; failed(e); });
+      }, (e) => {
+        now.done = true;
+        now.busy = null;
+        if (!quiet) failed(e);
+      });
     }
     return now.busy;
   };
@@ -87,26 +112,42 @@ export function TaskPage({ id, viewer }) {
     return now.steps;
   };
 
-  useEffect(() => { taskPage(id).then(setTask, failed); }, [id]);
+  useEffect(() => {
+    beginWaterfall(id);
+    taskPage(id).then(setTask, failed);
+  }, [id]);
   useEffect(() => { if (task && task.childCount === 0) afterTree(); }, [task && task.id]);
   const afterTree = () => {
     costs([id]).then((found) => setTask((now) => ({ ...now, cost: found[id] })), failed);
-    verifyOf(id).then(setCheck, failed);
+    verify();
   };
-  // While the task runs, the steps written since the last read are read every 2 s (a line tells no event); when
-  // the subscription says it ended, its receipt, cost, badge and last steps are read again.
+  // While the task runs, the steps written since the last read are read every 2 s (a line tells no event), and the
+  // badge checked again when there were any; when the subscription says it ended, its receipt, cost, badge and last
+  // steps are read again, and so they are when it reconnects after events may have been missed.
   const more = () => {
     const now = list.current;
-    if (now && now.done && !now.busy) { now.done = false; page(); }
+    if (!now || !now.done || now.busy) return;
+    const before = now.steps.length;
+    now.done = false;
+    page(true).then(() => { if (now.steps.length > before) recheck(); });
   };
+  const showEnd = (found) => {
+    setTask(found);
+    if (found) { afterTree(); more(); }
+  };
+  const ended = () => taskPage(id).then(showEnd, failed);
+  const caughtUp = () => taskPage(id).then((found) => {
+    if (found && found.status === "RUNNING") { more(); setHeard((n) => n + 1); } else showEnd(found);
+  }, failed);
   useEffect(() => {
     if (!task || task.status !== "RUNNING") return undefined;
     const timer = setInterval(() => { if (document.visibilityState === "visible") more(); }, NEW_STEPS_MS);
     return () => clearInterval(timer);
   }, [task && task.status]);
-  useTaskEvents((heard) => {
-    if (!heard || heard.task.id !== id || !ENDS.has(heard.event)) return;
-    taskPage(id).then((found) => { setTask(found); afterTree(); more(); }, failed);
+  useTaskEvents((event) => {
+    if (!event) {
+      if (shown.current && shown.current.status === "RUNNING") caughtUp();
+    } else if (event.task.id === id && ENDS.has(event.event)) ended();
   });
   useEffect(() => {
     list.current = { whole, steps: [], done: false, busy: null };
@@ -139,12 +180,12 @@ export function TaskPage({ id, viewer }) {
       <ol>${task.lineage.map((t) => html`<li><a href=${`/inspect/${t.id}`}>${t.agent} · ${t.skill}</a></li>`)}</ol></nav>`}
     <h1>${task.agent} · ${task.skill}</h1>
     <p class="about"><${Words} value=${task.about} task=${task} /></p>
-    ${check ? html`<${Badge} check=${check} onGoTo=${onGoTo} />` : html`<p class="loading">Checking the record…</p>`}
+    ${check ? html`<${Badge} check=${check} running=${task.status === "RUNNING"} onGoTo=${onGoTo} />` : html`<p class="loading">Checking the record…</p>`}
     <${StopWork} task=${task} onAsked=${(stopAsked) => setTask((now) => ({ ...now, stopAsked }))} />
     <${Facts} task=${task} />
     <section aria-labelledby="answer-title">
       <h2 id="answer-title">Reviews and hold</h2>
-      <${Answering} task=${task} viewer=${viewer} onChanged=${() => verifyOf(id).then(setCheck, failed)} />
+      <${Answering} task=${task} viewer=${viewer} onChanged=${() => verify()} />
     </section>
     <section aria-labelledby="tree-title">
       <h2 id="tree-title">Sub-tasks</h2>
@@ -155,7 +196,8 @@ export function TaskPage({ id, viewer }) {
     <section aria-labelledby="waterfall-title">
       <h2 id="waterfall-title">Where the time went</h2>
       <p><a href=${`/inspect/compare?a=${task.id}`} data-testid="compare-link">Compare with the run before it</a></p>
-      <${Waterfall} key=${task.status} id=${task.id} />
+      <${Waterfall} key=${task.status} id=${task.id} running=${task.status === "RUNNING"} heard=${heard}
+        onGrew=${recheck} />
     </section>
     <section aria-labelledby="steps-title">
       <h2 id="steps-title">${whole ? "Steps of the whole tree" : "Steps"}${counted}</h2>

@@ -2,16 +2,20 @@
 // under its task, the critical path marked (from the root, the part of each task that ended last, down to a call),
 // tokens and cost on hover. A model call's start is its line's time less its duration; a tool call runs from its
 // call's line to its result's. Only the rows in view are in the page; dragging across the bars, or choosing a row,
-// zooms to that range of time. What the viewer may not read is null in the record and is not drawn.
+// zooms to that range of time. What the viewer may not read is null in the record and is not drawn. While the work
+// runs, the lines written since the last read are read every 2 s and their bars added (the tree's tasks read again
+// when a task started or ended).
 import { h } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import htm from "htm";
-import { waterfallOf } from "./queries.js";
+import { waterfallLines, waterfallOf, waterfallTasks } from "./queries.js";
 import { dollars } from "./format.js";
 
 const html = htm.bind(h);
 const ROW = 24;
 const SPARE = 8;
+const GROW_MS = 2000;
+const TASK_LINES = new Set(["STARTED", "ENDED"]);
 const count = new Intl.NumberFormat(undefined);
 
 function span(ms) {
@@ -97,14 +101,41 @@ function Axis({ from, to, origin }) {
     `+${span(from + f * (to - from) - origin)}`}</span>`)}</div>`;
 }
 
-export function Waterfall({ id }) {
+// `running`: the lines written since are read every 2 s, and at once whenever `heard` changes; `onGrew` is called
+// when any were added.
+export function Waterfall({ id, running = false, heard = 0, onGrew = () => {} }) {
   const [found, setFound] = useState(null);
   const [error, setError] = useState(null);
   const [zoom, setZoom] = useState(null);
   const [top, setTop] = useState(0);
   const [drag, setDrag] = useState(null);
   const box = useRef(null);
+  const held = useRef({ found: null, busy: false });
+  held.current.found = found;
   useEffect(() => { waterfallOf(id, setFound).then((all) => all && setFound(all), (e) => setError(e.message)); }, [id]);
+  const grow = async () => {
+    const now = held.current;
+    if (!now.found || now.found.reading || now.found.more || now.busy) return;
+    now.busy = true;
+    try {
+      const lines = now.found.lines;
+      const read = await waterfallLines(id, lines.length ? lines[lines.length - 1].seq : null);
+      if (!read.lines.length) return;
+      const tree = read.lines.some((l) => TASK_LINES.has(l.kind)) ? await waterfallTasks(id) : null;
+      setFound((before) => ({ ...before, ...(tree || {}), lines: [...before.lines, ...read.lines], more: read.full }));
+      onGrew();
+    } catch {
+      // read again at the next turn: the server may be out of reach for a while
+    } finally {
+      now.busy = false;
+    }
+  };
+  useEffect(() => {
+    if (!running) return undefined;
+    const timer = setInterval(() => { if (document.visibilityState === "visible") grow(); }, GROW_MS);
+    return () => clearInterval(timer);
+  }, [id, running]);
+  useEffect(() => { if (heard) grow(); }, [heard]);
   const drawn = useMemo(() => found && barsOf(found.task, found.tasks, found.lines), [found]);
   if (error) return html`<p class="problem" role="alert">${error}</p>`;
   if (!drawn) return html`<p class="loading">Reading the tree's times…</p>`;
@@ -130,7 +161,7 @@ export function Waterfall({ id }) {
     <p class="wf-tools">
       ${zoom ? html`<button type="button" onClick=${() => setZoom(null)}>Show the whole run</button>
         <span data-testid="zoomed">Showing ${span(from - drawn.start)} to ${span(to - drawn.start)} after the start.</span>`
-        : html`<span>${count.format(drawn.rows.length)} bars over ${span(drawn.end - drawn.start)}. Drag across the bars, or
+        : html`<span>${drawn.rows.length === 1 ? "1 bar" : `${count.format(drawn.rows.length)} bars`} over ${span(drawn.end - drawn.start)}. Drag across the bars, or
           choose a row, to zoom to that range.</span>`}
       ${found.reading ? html` <span class="loading">Reading more lines (${count.format(found.lines.length)} so far)…</span>`
         : found.more && html` <span class="reason">The first ${count.format(found.lines.length)} lines are drawn.</span>`}

@@ -39,7 +39,7 @@ class UsageGroup(str, Enum):
 
 STEP = {UsageBucket.HOUR: timedelta(hours=1), UsageBucket.DAY: timedelta(days=1)}
 SECONDS = {UsageBucket.HOUR: 3600, UsageBucket.DAY: 86400}
-NO_JIT = "SELECT set_config('jit', 'off', true)"
+PLANNED = "SELECT set_config('jit', 'off', true), set_config('plan_cache_mode', 'force_custom_plan', true)"
 METER_KEY = {UsageGroup.AGENT: "l.agent", UsageGroup.MODEL: "l.model", UsageGroup.SKILL: "t.skill",
              UsageGroup.REQUESTER: "t.requester_id"}
 TASK_KEY = {UsageGroup.AGENT: "agent", UsageGroup.SKILL: "skill", UsageGroup.REQUESTER: "requester_id"}
@@ -57,9 +57,11 @@ class UsagePoint:
 
 
 def _bucket(q: ReadQuery, column: str, bucket: UsageBucket) -> str:
-    """The bucket's number since 1970 in UTC: cheaper to work out and to group by than a formatted time."""
+    """The bucket's number since 1970 in UTC: cheaper to work out and to group by than a formatted time. On
+    PostgreSQL in double precision (`date_part`), exact to the microsecond for any time of this era, where
+    `extract` works in numeric, which took a quarter of the time of a month of the meter."""
     if q.postgres:
-        return f"floor(extract(epoch FROM {column}) / {SECONDS[bucket]})::bigint"
+        return f"floor(date_part('epoch', {column}) / {SECONDS[bucket]})::bigint"
     return f"CAST(strftime('%s', {column}) AS INTEGER) / {SECONDS[bucket]}"
 
 
@@ -79,7 +81,7 @@ def _meter(q: ReadQuery, caller: ListScope, group: UsageGroup, bucket: UsageBuck
            "SUM(l.input_tokens) AS tin, SUM(l.output_tokens) AS tout, COUNT(*) AS calls, 0 AS failures "
            "FROM llm_call l")
     if joined:
-        sql += " LEFT JOIN agent_task t ON t.id = l.task_id"
+        sql += " LEFT JOIN agent_task t ON t.tenant = l.tenant AND t.id = l.task_id"
     sql += f" WHERE l.tenant = {q.param(caller.tenant)} AND l.at >= {q.param(start)} AND l.at < {q.param(end)}"
     if caller.asker is not None:
         sql += f" AND l.task_id IN (SELECT id FROM agent_task WHERE {conditions(q, caller, TaskFilter())})"
@@ -94,11 +96,13 @@ def _failed(q: ReadQuery, caller: ListScope, group: UsageGroup, bucket: UsageBuc
 
 async def _rows(q: ReadQuery, sql: str) -> Sequence[Any]:
     """On PostgreSQL without JIT: the subtree scans of a requester's work make the planner's estimate large
-    enough to compile the statement, which took seconds where running it takes milliseconds."""
+    enough to compile the statement, which took seconds where running it takes milliseconds. And planned for its
+    own range each time: after five runs a prepared statement may be given a plan for any range, which reads a
+    month of the meter through the time index, at twice the time of a scan."""
     if not q.postgres:
         return await q.rows(sql)
     async with in_transaction() as conn:
-        await conn.execute_query(NO_JIT)
+        await conn.execute_query(PLANNED)
         return await q.rows(sql)
 
 
