@@ -7,6 +7,7 @@ are the one process.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -15,6 +16,7 @@ from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
+from graphql.execution.collect_fields import CollectedFields
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
@@ -329,3 +331,51 @@ async def test_noor_hears_a_stop_asked_and_a_budget_passed_with_its_share_from_t
         ("AgentTaskStarted", None, task), ("AgentTaskBudgetCrossed", 80, task), ("AgentTaskStopAsked", None, task),
         ("AgentTaskBudgetCrossed", 100, task)]
     assert heard[2]["task"]["status"] == "RUNNING"
+
+
+RICH_SUBSCRIPTION = "subscription { taskEvents { event at task { id agent skill status requester { id } } } }"
+
+
+def _collected_fields() -> int:
+    """How many collected field sets (graphql-core's memo of an object's subfields) are alive."""
+    gc.collect()
+    return sum(1 for found in gc.get_objects() if isinstance(found, CollectedFields))
+
+
+async def _alive_after(shop: Shop, stream, first: int, then: int) -> tuple[int, int]:
+    """The collected field sets alive after `first` events heard, and after `then` more."""
+    counts = []
+    for heard in (first, then):
+        for _ in range(heard):
+            waiting = asyncio.ensure_future(stream.__anext__())
+            task = (await shop.start())["id"]
+            assert (await asyncio.wait_for(waiting, 15)).data["taskEvents"]["task"]["id"] == task
+        counts.append(_collected_fields())
+    return counts[0], counts[1]
+
+
+async def test_a_long_subscription_keeps_nothing_of_the_events_it_delivered(client, event_bus, configure):
+    configure(executor="fast")
+    shop = Shop(client)
+    await shop.setup()
+    stream = await build_schema().subscribe(RICH_SUBSCRIPTION, context_value=_context(shop.noor))
+    try:
+        after_ten, after_sixty = await _alive_after(shop, stream, 10, 50)
+    finally:
+        await stream.aclose()
+
+    assert after_sixty <= after_ten
+
+
+async def test_graphql_cores_own_executor_keeps_each_events_fields_until_the_subscription_ends(
+        client, event_bus, configure):
+    configure(executor="stock")
+    shop = Shop(client)
+    await shop.setup()
+    stream = await build_schema().subscribe(RICH_SUBSCRIPTION, context_value=_context(shop.noor))
+    try:
+        after_ten, after_sixty = await _alive_after(shop, stream, 10, 50)
+    finally:
+        await stream.aclose()
+
+    assert after_sixty >= after_ten + 50

@@ -22,7 +22,8 @@ sets it up, and tests/test_executors.py holds both to byte-identical answers on 
 #   the tuple collect_subfields returns): execute_fields, execute_field, complete_awaitable_value,
 #   complete_value, complete_list_value, complete_list_item_value, collect_subfields,
 #   collect_and_execute_subfields, handle_field_error, settle_in_background, get_stream_usage, is_awaitable,
-#   abort_signal, middleware_manager; graphql.execution.collect_fields.FieldDetailsList and GroupedFieldSet
+#   abort_signal, middleware_manager, build_per_event_executor and the memos it copies (_relevant_sub_fields,
+#   _stream_usages); graphql.execution.collect_fields.FieldDetailsList and GroupedFieldSet
 #   (each FieldDetails' .node); graphql.pyutils.gather_with_cancel.
 # - strawberry: strawberry.schema.schema.StrawberryGraphQLCoreExecutionContext,
 #   GraphQLCoreConverter.DEFINITION_BACKREF, the field definition's is_basic_field and python_name, and the
@@ -54,7 +55,7 @@ from graphql import (
     is_object_type,
 )
 from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet
-from graphql.pyutils import Path, gather_with_cancel
+from graphql.pyutils import Path, RefMap, gather_with_cancel
 from orjson import dumps
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
@@ -197,6 +198,16 @@ class TreeExecution(StrawberryGraphQLCoreExecutionContext):
         self._plans: dict[int, tuple[GroupedFieldSet, Plan]] = {}
         self._flats: dict[int, tuple[GroupedFieldSet, Flat | None]] = {}
         self._middleware = bool(self.middleware_manager and self.middleware_manager.middlewares)
+
+    def build_per_event_executor(self, payload: Any) -> TreeExecution:
+        """One subscription event's executor, with memos of its own: graphql-core's copy shares the
+        subscription's, and each event's fields, collected afresh, would stay in them until it ends."""
+        executor = super().build_per_event_executor(payload)
+        executor._relevant_sub_fields = {}
+        executor._stream_usages = RefMap()
+        executor._plans = {}
+        executor._flats = {}
+        return executor
 
     def _plan(self, parent_type: GraphQLObjectType, fields: GroupedFieldSet) -> Plan:
         found = self._plans.get(id(fields))
