@@ -25,13 +25,12 @@ from models.record import fast_json
 from models.record.chain import compact_json
 from models.db import placeholders
 from models.record.vocabulary import LineKind, TaskStatus
-from resolvers.write import lines, made_task
+from resolvers.write import made_task, prices
 from resolvers.otlp import store as waiting_spans
 from resolvers.write import sentences
-from resolvers.events.notices import publish_tasks, snapshot_of
+from resolvers.events.notices import ENDED_EVENTS, publish_tasks, snapshot_of
 from resolvers.webhooks import outbox
 from resolvers.webhooks.wanted import NO_HOOKS, STAND_IN as STAND_IN_EVENT, Hooks
-from resolvers.write.kit import ENDED_EVENTS
 from resolvers.write.made_task import MadeTask
 from resolvers.otlp.kept import KEPT
 from resolvers.otlp.mapping import (
@@ -45,6 +44,7 @@ from resolvers.otlp.place import (
 from resolvers.write.pipeline import Pipeline
 from resolvers.write.withheld import withheld_reason
 from resolvers.write.append import Step, append_many, insert_rows, new_step
+from resolvers.write.draft import CALL_COLUMNS, LineDraft, meter_row
 
 log = logging.getLogger("agentlog.otlp")
 
@@ -58,7 +58,6 @@ AFTER_WORK = (LineKind.ENDED, LineKind.REVIEWED)
 EVALUATED_BY = {"id": "kit", "name": None}
 REVIEW_COLUMNS = ("id", "tenant", "root_id", "task_id", "seq", "verdict", "score", "note", "by_id", "by_name",
                   "evaluator", "at")
-NO_FIGURES = (None,) * 10
 
 ENDS = 'UPDATE "agent_task" SET "status"=$1, "ended_at"=$2 WHERE "tenant"=$3 AND "id"=$4'
 CLOSES = ('UPDATE "agent_task" SET "status"=$1, "ended_at"=$2, "outcome"=$3, "result"=$4 '
@@ -121,7 +120,7 @@ class Taken:
 
 @dataclass(slots=True)
 class PlannedLine:
-    """A line a pass will append: its task, the step to seal, a model call's meter row, and where it sorts in
+    """A line a pass will append: its task, its time, its draft, and where it sorts in
     its tree (by time, then STARTED before work before ENDED, then as planned; an ENDED line sorts no earlier
     than its task's last other line, whatever the span's clock said)."""
 
@@ -129,13 +128,8 @@ class PlannedLine:
     at: datetime
     rank: int
     order: int
-    kind: LineKind
-    summary: str | None
-    payload: str | None
-    figures: tuple
+    draft: LineDraft
     withheld: str | None
-    by_tool: str | None = None
-    call: dict[str, Any] | None = None
     sorts_at: datetime | None = None
     review: dict[str, Any] | None = None
 
@@ -339,8 +333,8 @@ class Placing:
         body = self.bodies[sid]
         task = self.task_of(sid)
         call, result = mapped.drafts if mapped is not None else drafts_of(TOOL, body["fields"])
-        self.line(task, call.kind, time_of(body["start"]), call.summary, call.payload, call.figures)
-        self.line(task, result.kind, time_of(body["end"]), result.summary, result.payload, result.figures)
+        self.line(task, call, time_of(body["start"]))
+        self.line(task, result, time_of(body["end"]))
 
     def model_call(self, sid: str, mapped: Mapped | None) -> tuple[Any, datetime, Task]:
         """The model call's draft, its time and its task; a call made inside a tool span is that tool's."""
@@ -373,7 +367,7 @@ class Placing:
             task.ended_at, task.outcome = time_of(span.end_ns), span.status_message if span.failed else None
             task.result = None if result is None or self.withheld(task.agent) else compact_json(result)
             closes.append([task.status, task.ended_at, task.outcome, task.result, self.tenant, str(task.id)])
-            self.line(task, LineKind.ENDED, task.ended_at, sentences.ended(task.status), task.result, NO_FIGURES)
+            self.line(task, LineDraft(LineKind.ENDED, sentences.ended(task.status), task.result), task.ended_at)
             self.ended.append(task)
         if closes:
             db.send(self.conn.execute_many(placeholders(self.conn, CLOSES), closes))
@@ -427,9 +421,9 @@ class Placing:
             self.roots[task.id] = task
         self.tasks[task.id] = task
         self.new_tasks.append(task)
-        self.line(task, LineKind.STARTED, started.at, started.summary, started.payload, NO_FIGURES)
+        self.line(task, started, start)
         if end is not None:
-            self.line(task, LineKind.ENDED, end, sentences.ended(status), task.result, NO_FIGURES)
+            self.line(task, LineDraft(LineKind.ENDED, sentences.ended(status), task.result), end)
             for evaluation in fields.get("evaluations") or ():
                 self.reviewed(task, end, evaluation)
         return task
@@ -439,30 +433,28 @@ class Placing:
         REVIEWED line follows the task's ENDED line."""
         summary = sentences.reviewed("NOTED", EVALUATED_BY, evaluation["score"], evaluation["label"],
                                      evaluation["evaluator"])
-        self.line(task, LineKind.REVIEWED, at, summary, None, NO_FIGURES)
+        self.line(task, LineDraft(LineKind.REVIEWED, summary, None), at)
         self.planned[-1].review = {**evaluation, "at": at}
 
-    def line(self, task: Task, kind: LineKind, at: datetime, summary: str | None, payload: str | None,
-             figures: tuple, by_tool: str | None = None, call: dict | None = None) -> None:
-        reason = self.withheld(task.agent)
-        self.planned.append(PlannedLine(task, at, RANKS[kind], len(self.planned), kind, summary,
-                                        None if reason else payload, figures, reason, by_tool, call))
+    def line(self, task: Task, draft: LineDraft, at: datetime) -> None:
+        self.planned.append(PlannedLine(task, at, RANKS[draft.kind], len(self.planned), draft,
+                                        self.withheld(task.agent)))
 
     def end_stand_in(self) -> None:
         """The stand-in's ENDED line, after every other line of its tree in this pass."""
         stand_in = self.stand_in
         at = max([self.now] + [p.at for p in self.planned if p.task.root_id == stand_in.root_id])
-        self.line(stand_in, LineKind.ENDED, at, sentences.ended(TaskStatus.DONE), None, NO_FIGURES)
+        self.line(stand_in, LineDraft(LineKind.ENDED, sentences.ended(TaskStatus.DONE), None), at)
 
     def ended_last(self) -> None:
         """Each ENDED line sorts after its task's other lines of the pass, though a span may end after its
         agent's span by the exporter's clock."""
         last: dict[uuid.UUID, datetime] = {}
         for planned in self.planned:
-            if planned.kind not in AFTER_WORK:
+            if planned.draft.kind not in AFTER_WORK:
                 last[planned.task.id] = max(planned.at, last.get(planned.task.id, planned.at))
         for planned in self.planned:
-            if planned.kind in AFTER_WORK and last.get(planned.task.id, planned.at) > planned.at:
+            if planned.draft.kind in AFTER_WORK and last.get(planned.task.id, planned.at) > planned.at:
                 planned.sorts_at = last[planned.task.id]
 
     async def seal(self, db: Pipeline) -> None:
@@ -479,26 +471,20 @@ class Placing:
         for n, planned in enumerate(self.planned, 1):
             if n % (BREATHE_EVERY * 8) == 0:
                 await db.breathe()
-            task, call = planned.task, planned.call
+            task, draft = planned.task, planned.draft
             task_id, call_id = ids[task.id], None
-            if call is not None:
+            if draft.call is not None:
                 call_id = uuid.uuid4()
                 turn = None
-                if planned.by_tool is None:
+                if draft.by_tool is None:
                     turn = turns[task.id] = turns.get(task.id, 0) + 1
-                calls.append((
-                    str(call_id), self.tenant, task_id, task.path, turn, task.agent, call["model"],
-                    call["provider"], call["route_rule"], call["attempts"], call["input_tokens"],
-                    call["output_tokens"], call["cost_micros"], call["duration_ms"], planned.at, planned.by_tool,
-                    call["cost_source"], call["cached_input_tokens"],
-                ))
-            step = new_step(planned.kind, task_id, planned.at, planned.summary, planned.payload, planned.figures,
-                            planned.withheld, call_id, planned.by_tool)
+                calls.append(meter_row(draft, call_id, task, task_id, turn, planned.at).row())
+            step = new_step(draft, task_id, planned.at, planned.withheld, call_id)
             by_root.setdefault(task.root_id, []).append(step)
             if planned.review is not None:
                 reviews.append((step, planned))
         if calls:
-            db.send(insert_rows(self.conn, "llm_call", lines.CALL_COLUMNS, calls))
+            db.send(insert_rows(self.conn, "llm_call", CALL_COLUMNS, calls))
         for root_id, steps in by_root.items():
             await append_many(self.roots[root_id], steps, self.conn, db)
         if reviews:
@@ -663,12 +649,11 @@ async def _place(conn: Any, placing: Placing, waiting: list[tuple], known: dict[
                 priced.append(placing.model_call(sid, known.get(sid)))
             if n % BREATHE_EVERY == 0:
                 await db.breathe()
-        if any(draft.call["cost_micros"] is None for draft, _, _ in priced):
+        if any(draft.cost_micros is None for draft, _, _ in priced):
             await db.drain()
-            await lines.price_drafts(tenant, [(draft, at) for draft, at, _ in priced], conn)
+            await prices.price_drafts(tenant, [(draft, at) for draft, at, _ in priced], conn)
         for draft, at, task in priced:
-            placing.line(task, draft.kind, at, draft.summary, draft.payload, draft.figures, draft.by_tool,
-                         draft.call)
+            placing.line(task, draft, at)
         await placing.seal(db)
     await owe_webhooks(conn, placing)
 
