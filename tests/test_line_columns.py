@@ -14,7 +14,7 @@ from models.record.chain import Line
 from models.line_columns import BESIDE, CHECKED, COLUMNS, INSERTED, MARKED, SET_BY_DATABASE, inserted_row
 from resolvers.read import verify
 from resolvers.read.rows import LINE_COLUMNS, LineRow, ReadQuery, read_lines
-from resolvers.write.append import LINE_COLUMNS as WRITTEN, Step, append_many, new_step, running_task
+from resolvers.write.append import LINE_COLUMNS as WRITTEN, Step, append_many, running_task
 from tests.shop import Shop
 
 
@@ -46,9 +46,12 @@ def test_the_line_fields_read_from_other_columns_name_real_columns():
 
 async def a_step(task: str) -> Step:
     """A model call made by a tool, withheld: every column the write path fills holds a value."""
-    figures = ("Everyday", "llm:default", 2, 300, 120, 30, "PartsFor", "c1", True, 40)
     at = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=timezone.utc)
-    return new_step("MODEL_CALL", task, at, "It asked.", '{"a":1}', figures, "REDACTED", uuid.uuid4(), "Quote")
+    line = Line(seq=0, kind="MODEL_CALL", task=task, at=at, summary="It asked.", payload='{"a":1}', summary_salt=None,
+                payload_salt=None, summary_hash="", payload_hash="", prev_hash="", hash="", model="Everyday",
+                route_rule="llm:default", attempts=2, cost_micros=300, input_tokens=120, output_tokens=30,
+                tool="PartsFor", tool_call_id="c1", is_error=True, duration_ms=40)
+    return Step(line, withheld="REDACTED", call_id=uuid.uuid4(), by_tool="Quote")
 
 
 async def test_a_line_appended_reads_back_the_same_as_a_model_a_verified_line_and_a_tree_row(client, dialect):

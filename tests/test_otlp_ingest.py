@@ -418,7 +418,7 @@ async def test_an_export_that_cannot_be_placed_is_kept_and_placed_by_the_sweeps_
         raise RuntimeError("placing broke")
 
     with monkeypatch.context() as patched:
-        patched.setattr("resolvers.otlp.ingest.Placing.seal", broken)
+        patched.setattr("resolvers.otlp.ingest.store_plan", broken)
         response = await post(shop, export(lookup, helper, call, parts, root))
 
     assert response.status_code == 200

@@ -191,7 +191,7 @@ def test_a_failed_model_call_is_recorded_as_failed_even_when_it_names_no_model()
 
     assert (unnamed.fields["model"], unnamed.drafts[0].summary) == ("unknown", "The call to unknown failed.")
     assert (named.fields["model"], named.drafts[0].summary) == ("m", "The call to m failed.")
-    assert named.drafts[0].call["input_tokens"] == 0
+    assert named.drafts[0].input_tokens == 0
 
 
 def test_a_tool_span_naming_no_tool_is_named_by_its_span():

@@ -9,8 +9,9 @@ from hypothesis import given, strategies as st
 
 from models.record.chain import GENESIS, Line, seal
 from models.record.check import check_chain
-from models.line_columns import INSERTED
+from models.line_columns import FIGURES as FIGURE_NAMES, INSERTED
 from resolvers.write.append import new_step, seal_steps
+from resolvers.write.draft import LineDraft
 
 START = datetime(2026, 12, 2, 9, 0, tzinfo=timezone.utc)
 TASK = "6f1c2a4e-3b5d-4c7e-9f10-2a3b4c5d6e7f"
@@ -39,7 +40,8 @@ def line(seq: int, summary: str | None, payload: str | None) -> Line:
 
 @given(contents=st.lists(st.tuples(texts, texts), min_size=1, max_size=12))
 def test_lines_sealed_in_one_read_match_lines_sealed_one_by_one(contents):
-    steps = [new_step("MODEL_CALL", TASK, START + timedelta(seconds=n), summary, payload, FIGURES)
+    steps = [new_step(LineDraft("MODEL_CALL", summary, payload, **dict(zip(FIGURE_NAMES, FIGURES))), TASK,
+                      START + timedelta(seconds=n))
              for n, (summary, payload) in enumerate(contents)]
     drawn = Drawn()
     os.urandom = drawn

@@ -13,16 +13,15 @@ from tortoise.exceptions import DoesNotExist
 
 from models import AgentTask, WorkHold
 from models.errors import Conflict, Forbidden, NotFound
-from models.line_columns import FIGURES
 from models.record.vocabulary import LineKind
 from permissions.access import Access
 from permissions.principal import Principal
 from resolvers.write import checks, sentences
 from resolvers.answer.ledger import record_change
-from resolvers.write.append import append_many, keyed_write, lock_tree, new_step, now, require_person, task_of
+from resolvers.write.append import append_many, keyed_unit, lock_tree, new_step, now, require_person, task_of
+from resolvers.write.draft import LineDraft
 
 HELD = "HELD"
-NO_FIGURES = (None,) * len(FIGURES)
 
 
 async def refuse_held(root: AgentTask, conn: Any) -> None:
@@ -51,36 +50,40 @@ async def release_hold(access: Access, data: dict[str, Any]) -> AgentTask:
 async def change_hold(by: Principal, operation: str, data: dict[str, Any], holding: bool) -> AgentTask:
     """Holds or releases the tree of `data["task"]`; returns that task."""
     reason = checks.text("reason", data.get("reason"), required=True)
+    async with keyed_unit(by, operation, data) as unit:
+        if unit.first is None:
+            task = await _change_hold(by, operation, data.get("task"), reason, holding, unit.conn)
+            unit.answered(str(task.id))
+    if unit.first is not None:
+        return await AgentTask.get(id=unit.first, tenant=by.tenant)
+    return task
 
-    async def body(by: Principal, conn: Any) -> AgentTask:
-        task = await task_of(by.tenant, "task", data.get("task"), conn)
-        try:
-            root = await lock_tree(task.root_id, by.tenant, conn)
-        except DoesNotExist as exc:
-            raise NotFound(f"task: no task {task.id}.", field="task") from exc
-        hold = await WorkHold.filter(root_id=root.id, tenant=root.tenant).using_db(conn).first()
-        at, person = now(), {"id": by.sub, "name": by.name}
-        if holding:
-            if hold is not None:
-                raise Conflict(f"task: this work is already held, since {hold.at.isoformat()}.", field="task")
-            await WorkHold.create(root_id=root.id, tenant=root.tenant, by_id=by.sub, by_name=by.name, reason=reason,
-                                  at=at, using_db=conn)
-            line = new_step(LineKind.HELD, str(root.id), at, sentences.held(person, reason), None, NO_FIGURES)
-        else:
-            if hold is None:
-                raise Conflict("task: this work is not held.", field="task")
-            await WorkHold.filter(root_id=root.id, tenant=root.tenant).using_db(conn).delete()
-            line = new_step(LineKind.RELEASED, str(root.id), at, sentences.released(person, reason), None, NO_FIGURES)
-        await append_many(root, [line], conn)
-        said = f"held the work {root.id}" if holding else f"released the hold on the work {root.id}"
-        await record_change(conn, by.tenant, by, operation, {"task": str(task.id), "root": str(root.id),
-                                                             "reason": reason}, said)
-        return task
 
-    async def reload(tenant: str, rid: str) -> AgentTask:
-        return await AgentTask.get(id=rid, tenant=tenant)
-
-    return await keyed_write(by, operation, data, body, lambda t: str(t.id), reload)
+async def _change_hold(by: Principal, operation: str, task_id: str | None, reason: str, holding: bool,
+                       conn: Any) -> AgentTask:
+    task = await task_of(by.tenant, "task", task_id, conn)
+    try:
+        root = await lock_tree(task.root_id, by.tenant, conn)
+    except DoesNotExist as exc:
+        raise NotFound(f"task: no task {task.id}.", field="task") from exc
+    hold = await WorkHold.filter(root_id=root.id, tenant=root.tenant).using_db(conn).first()
+    at, person = now(), {"id": by.sub, "name": by.name}
+    if holding:
+        if hold is not None:
+            raise Conflict(f"task: this work is already held, since {hold.at.isoformat()}.", field="task")
+        await WorkHold.create(root_id=root.id, tenant=root.tenant, by_id=by.sub, by_name=by.name, reason=reason,
+                              at=at, using_db=conn)
+        line = new_step(LineDraft(LineKind.HELD, sentences.held(person, reason), None), str(root.id), at)
+    else:
+        if hold is None:
+            raise Conflict("task: this work is not held.", field="task")
+        await WorkHold.filter(root_id=root.id, tenant=root.tenant).using_db(conn).delete()
+        line = new_step(LineDraft(LineKind.RELEASED, sentences.released(person, reason), None), str(root.id), at)
+    await append_many(root, [line], conn)
+    said = f"held the work {root.id}" if holding else f"released the hold on the work {root.id}"
+    await record_change(conn, by.tenant, by, operation, {"task": str(task.id), "root": str(root.id),
+                                                         "reason": reason}, said)
+    return task
 
 
 async def holds_of(tenant: str, root_ids: list) -> dict:

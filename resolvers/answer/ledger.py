@@ -16,14 +16,13 @@ from typing import Any
 from models import AgentTask
 from models.db import placeholders
 from models.ledger import AGENT, SKILL, ledger_id
-from models.line_columns import FIGURES
 from models.record.vocabulary import LineKind
 from permissions.access import Access
 from permissions.principal import Principal
 from resolvers.write import made_task, sentences
 from resolvers.write.append import append_many, new_step, now
+from resolvers.write.draft import LineDraft
 
-NO_FIGURES = (None,) * len(FIGURES)
 KEEPER = {"id": AGENT, "name": AGENT}
 
 
@@ -42,7 +41,7 @@ async def record_change(conn: Any, tenant: str, by: Principal, what: str, conten
     root = await ledger_root(tenant, conn)
     at = now()
     summary = sentences.config_changed({"id": by.sub, "name": by.name}, by.kit, said or f"made the change {what}")
-    step = new_step(LineKind.CONFIG_CHANGED, str(root.id), at, summary, content_of(what, by, content), NO_FIGURES)
+    step = new_step(LineDraft(LineKind.CONFIG_CHANGED, summary, content_of(what, by, content)), str(root.id), at)
     await append_many(root, [step], conn)
 
 
@@ -65,7 +64,7 @@ async def ledger_root(tenant: str, conn: Any) -> AgentTask:
     await conn.execute_query(placeholders(conn, sql), list(made_task.stored_row(made)))
     root = await AgentTask.filter(id=lid, tenant=tenant).using_db(conn).select_for_update().get()
     if root.chain_length == 0:
-        await append_many(root, [started.step()], conn)
+        await append_many(root, [made_task.started_step(made, started)], conn)
     return root
 
 

@@ -14,15 +14,13 @@ from typing import Any
 from tortoise.exceptions import DoesNotExist
 
 from models import AgentTask, Review
-from models.line_columns import FIGURES
 from models.errors import BadInput, Forbidden, NotFound, WorkRunning
 from models.record.vocabulary import LineKind, ReviewVerdict, TaskStatus
 from permissions.access import Access, Group
 from permissions.principal import Principal
 from resolvers.write import checks, sentences
-from resolvers.write.append import append_many, keyed_write, lock_tree, new_step, now, require_person
-
-NO_FIGURES = (None,) * len(FIGURES)
+from resolvers.write.append import append_many, keyed_unit, lock_tree, new_step, now, require_person
+from resolvers.write.draft import LineDraft
 
 
 async def reviewed_task(access: Access, task_id: str | None) -> AgentTask:
@@ -49,13 +47,13 @@ async def review_task(access: Access, data: dict[str, Any]) -> Review:
     verdict = verdict_of(data.get("verdict"))
     note = checks.text("note", data.get("note"), checks.LINE_CHARS)
 
-    async def body(by: Principal, conn: Any) -> Review:
-        return await add_review(task, verdict, data.get("score"), note, by, None, conn)
-
-    async def reload(tenant: str, rid: str) -> Review:
-        return await Review.get(id=rid, tenant=tenant)
-
-    return await keyed_write(person, "reviewTask", data, body, lambda r: str(r.id), reload)
+    async with keyed_unit(person, "reviewTask", data) as unit:
+        if unit.first is None:
+            review = await add_review(task, verdict, data.get("score"), note, person, None, unit.conn)
+            unit.answered(str(review.id))
+    if unit.first is not None:
+        return await Review.get(id=unit.first, tenant=person.tenant)
+    return review
 
 
 async def add_review(task: AgentTask, verdict: str, score: float | None, note: str | None, by: Principal,
@@ -73,7 +71,7 @@ async def add_review(task: AgentTask, verdict: str, score: float | None, note: s
     at = now()
     person = {"id": by.sub, "name": by.name}
     summary = sentences.reviewed(verdict, person, score, note, evaluator)
-    step = new_step(LineKind.REVIEWED, str(task.id), at, summary, None, NO_FIGURES)
+    step = new_step(LineDraft(LineKind.REVIEWED, summary, None), str(task.id), at)
     await append_many(root, [step], conn)
     review = Review(
         id=uuid.uuid4(), tenant=task.tenant, root_id=root.id, task_id=task.id, seq=root.chain_length,

@@ -15,7 +15,7 @@ from resolvers.events.notices import publish_task
 from resolvers.write import checks, sentences
 from resolvers.control import stop_asks
 from resolvers.webhooks import outbox
-from resolvers.write.append import append, kit_write, now, running_task, task_of
+from resolvers.write.append import append, kit_unit, now, running_task, task_of
 
 STOP_ASKED = "AgentTaskStopAsked"
 
@@ -36,33 +36,34 @@ async def stop_task(access: Access, data: dict[str, Any]) -> AgentTask:
     found = await task_of(person.tenant, "task", data.get("task"), None)
     if not await access.stops(found):
         raise Forbidden("stopTask: only a supervisor of the task's agent, or who asked for the work, may stop it.")
-    told: list[AgentTask] = []
-
-    async def body(person: Principal, conn: Any) -> AgentTask:
-        running = await running_task(person.tenant, "task", data.get("task"), conn)
-        task, root = running.task, running.root
-        if stop_asks.of(root, task) is not None:
-            return task
-        by = {"id": person.sub, "name": person.name}
-        at = now()
-        root.stops = stop_asks.with_stop(root, task, by, reason, at)
-        await AgentTask.filter(id=root.id, tenant=root.tenant).using_db(conn).update(stops=root.stops)
-        line = TraceEvent(kind=LineKind.STOP_ASKED, task_id=task.id, at=at, summary=sentences.stop_asked(by, reason))
-        await append(root, line, conn)
-        if task.id == root.id:
-            task.stops, task.chain_length, task.chain_head = root.stops, root.chain_length, root.chain_head
-        await outbox.owe(conn, person.tenant, running.hooks, [outbox.task_event(STOP_ASKED, task, at=at)])
-        told.append(task)
-        return task
-
-    async def reload(tenant: str, rid: str) -> AgentTask:
-        return await AgentTask.get(id=rid, tenant=tenant)
-
     keyed = {**data, "by": person.sub}
-    task = await kit_write(person, "stopTask", keyed, body, lambda t: str(t.id), reload, caller=_person)
-    if told:
+    async with kit_unit(person, "stopTask", keyed, caller=_person) as unit:
+        if unit.first is None:
+            task, asked = await _ask_to_stop(person, data.get("task"), reason, unit.conn)
+            unit.answered(str(task.id))
+    if unit.first is not None:
+        return await AgentTask.get(id=unit.first, tenant=person.tenant)
+    if asked:
         await tell_stop_asked(task)
     return task
+
+
+async def _ask_to_stop(person: Principal, task_id: str | None, reason: str, conn: Any) -> tuple[AgentTask, bool]:
+    """The task, and whether this write asked it to stop (not when a stop was asked already)."""
+    running = await running_task(person.tenant, "task", task_id, conn)
+    task, root = running.task, running.root
+    if stop_asks.of(root, task) is not None:
+        return task, False
+    by = {"id": person.sub, "name": person.name}
+    at = now()
+    root.stops = stop_asks.with_stop(root, task, by, reason, at)
+    await AgentTask.filter(id=root.id, tenant=root.tenant).using_db(conn).update(stops=root.stops)
+    line = TraceEvent(kind=LineKind.STOP_ASKED, task_id=task.id, at=at, summary=sentences.stop_asked(by, reason))
+    await append(root, line, conn)
+    if task.id == root.id:
+        task.stops, task.chain_length, task.chain_head = root.stops, root.chain_length, root.chain_head
+    await outbox.owe(conn, person.tenant, running.hooks, [outbox.task_event(STOP_ASKED, task, at=at)])
+    return task, True
 
 
 async def tell_stop_asked(task: AgentTask) -> None:

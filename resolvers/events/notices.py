@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from models import AgentTask
+from models.record.vocabulary import TaskStatus
 from permissions.access import ancestor_ids
 
 log = logging.getLogger("agentlog.events")
@@ -24,6 +25,10 @@ EVENTS = (
     "AgentTaskStarted", "AgentTaskFinished", "AgentTaskFailed", "AgentTaskStopped", "AgentWorkErased",
     "AgentTaskStopAsked", "AgentTaskBudgetCrossed",
 )
+ENDED_EVENTS = {
+    TaskStatus.DONE: "AgentTaskFinished", TaskStatus.FAILED: "AgentTaskFailed", TaskStatus.STOPPED: "AgentTaskStopped",
+}
+"""The event told when a task ends, by how it ended."""
 SNAPSHOT_FIELDS = (
     "id", "root_id", "parent_id", "path", "depth", "sequence", "agent", "skill", "cause", "status",
     "started_at", "ended_at", "requester_id", "actor_id", "session",

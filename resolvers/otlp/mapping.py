@@ -16,6 +16,7 @@ from typing import Any
 
 from models.errors import BadInput
 from resolvers.write import checks, lines, sentences
+from resolvers.write.draft import LineDraft
 
 AGENT, LLM, TOOL, OTHER = "agent", "llm", "tool", "other"
 
@@ -333,7 +334,7 @@ class Mapped:
     failed: bool = False
     status_message: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
-    drafts: tuple[lines.Draft, ...] = ()
+    drafts: tuple[LineDraft, ...] = ()
     marker: bool = False
 
     def body(self) -> dict[str, Any]:
@@ -647,7 +648,7 @@ def _name_the_tool(mapped: Mapped) -> None:
         f["handed_to"] = handoff["agent"]
 
 
-def drafts_of(kind: str, fields: dict[str, Any]) -> tuple[lines.Draft, ...]:
+def drafts_of(kind: str, fields: dict[str, Any]) -> tuple[LineDraft, ...]:
     """The lines a model call or tool span becomes, checked as the kit's mutations check them."""
     if kind == LLM:
         return (lines.model_call(fields),)

@@ -11,12 +11,11 @@ from tortoise.transactions import in_transaction
 
 from models import AgentTask, TraceEvent
 from models.record.vocabulary import LineKind, TaskStatus
-from resolvers.events.notices import publish_tasks
+from resolvers.events.notices import ENDED_EVENTS, publish_tasks
 from resolvers.otlp import store as waiting_spans
 from resolvers.webhooks import outbox
 from resolvers.write import sentences
 from resolvers.write.append import append, lock_tree
-from resolvers.write.kit import ENDED_EVENTS
 
 NEVER_REPORTED = "Its end was never reported."
 

@@ -21,7 +21,7 @@ from resolvers.answer.ledger import record_change
 from resolvers.webhooks.addresses import refusal
 from resolvers.webhooks.wanted import EVENTS
 from resolvers.write import checks
-from resolvers.write.append import kit_write, require_kit
+from resolvers.write.append import kit_unit, require_kit
 
 PREFIX = "whsec_"
 SECRET_BYTES = (24, 64)
@@ -77,22 +77,25 @@ async def define_webhook(principal: Principal | None, data: dict[str, Any]) -> W
     events = checked_events(data.get("events"))
     secret = checked_secret(data.get("secret"))
     url = await checked_url(data.get("url"))
+    async with kit_unit(principal, "defineWebhook", data) as unit:
+        if unit.first is None:
+            hook = await _define(unit.writer, url, events, secret, unit.conn)
+            unit.answered(str(hook.id))
+    if unit.first is not None:
+        return await Webhook.get(id=unit.first, tenant=unit.writer.tenant)
+    return hook
 
-    async def body(kit: Principal, conn: Any) -> Webhook:
-        hook = await Webhook.create(id=uuid.uuid4(), tenant=kit.tenant, url=url, events=f" {' '.join(events)} ",
-                                    secret=secret, created_at=datetime.now(timezone.utc), using_db=conn)
-        await record_change(conn, kit.tenant, kit, "defineWebhook",
-                            {"webhook": str(hook.id), "url": url, "events": events},
-                            f"defined the webhook {hook.id} for {url}")
-        if await Webhook.filter(tenant=kit.tenant).using_db(conn).count() > MAX_WEBHOOKS:
-            raise BadInput(f"url: this tenant has {MAX_WEBHOOKS} webhooks, the most it may have; remove one first.",
-                           field="url")
-        return hook
 
-    async def reload(tenant: str, rid: str) -> Webhook:
-        return await Webhook.get(id=rid, tenant=tenant)
-
-    return await kit_write(principal, "defineWebhook", data, body, lambda w: str(w.id), reload)
+async def _define(kit: Principal, url: str, events: list[str], secret: str, conn: Any) -> Webhook:
+    hook = await Webhook.create(id=uuid.uuid4(), tenant=kit.tenant, url=url, events=f" {' '.join(events)} ",
+                                secret=secret, created_at=datetime.now(timezone.utc), using_db=conn)
+    await record_change(conn, kit.tenant, kit, "defineWebhook",
+                        {"webhook": str(hook.id), "url": url, "events": events},
+                        f"defined the webhook {hook.id} for {url}")
+    if await Webhook.filter(tenant=kit.tenant).using_db(conn).count() > MAX_WEBHOOKS:
+        raise BadInput(f"url: this tenant has {MAX_WEBHOOKS} webhooks, the most it may have; remove one first.",
+                       field="url")
+    return hook
 
 
 async def remove_webhook(principal: Principal | None, webhook_id: str) -> bool:

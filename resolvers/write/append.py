@@ -1,6 +1,6 @@
 """The one write path: lock the tree, check, hash, append, move the head, in one transaction.
 
-Every kit mutation goes through `kit_write`, which also honours idempotency keys; every line, whether a kit
+Every kit mutation is one `kit_unit`, which also honours idempotency keys; every line, whether a kit
 mutation's, a batch's or an OTLP span's, is appended by `append_many`, and every task a kit or a span starts
 is made by `made_task.new_task` and stored by `insert_rows`. Erasure is the only other writer.
 """
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from operator import attrgetter
 from datetime import datetime, timezone
@@ -30,6 +31,7 @@ from resolvers import metrics
 from resolvers.write import checks
 from resolvers.control import budgets, stop_asks
 from resolvers.webhooks.wanted import NO_HOOKS, Hooks, hooks_column, hooks_of
+from resolvers.write.draft import LineDraft
 from resolvers.write.checkpoints import KEEP, note_for, refused, sign_head
 from resolvers.write.fingerprint import fingerprint
 from resolvers.write.one_statement import Statement, insert, together
@@ -59,61 +61,60 @@ def require_person(principal: Principal | None, operation: str) -> Principal:
     return principal
 
 
-Body = Callable[[Principal, Any], Awaitable[Any]]
-Reload = Callable[[str, str], Awaitable[Any]]
 Caller = Callable[[Principal | None], Principal]
 
 
-async def kit_write(
-    principal: Principal | None,
-    operation: str,
-    data: dict[str, Any],
-    body: Body,
-    result_id: Callable[[Any], str],
-    reload: Reload,
-    caller: Caller = require_kit,
-) -> Any:
-    """Runs `body(writer, conn)` in one transaction for the writer `caller` admits (the kit, unless told
-    otherwise); a retried idempotency key returns the first answer."""
-    return await keyed_write(caller(principal), operation, data, body, result_id, reload)
+class Unit:
+    """One write in one transaction, by `writer` on `conn`. `first` is the id of the first answer when the
+    idempotency key was sent before: then the write is not made again, and its caller answers as it did then.
+    Otherwise the caller makes the write and says which answer it gave (`answered`), for a retry to find."""
+
+    __slots__ = ("writer", "conn", "first", "result_id")
+
+    def __init__(self, writer: Principal) -> None:
+        self.writer, self.conn = writer, None
+        self.first: str | None = None
+        self.result_id: str | None = None
+
+    def answered(self, result_id: str) -> None:
+        self.result_id = result_id
 
 
-async def keyed_write(
-    writer: Principal,
-    operation: str,
-    data: dict[str, Any],
-    body: Body,
-    result_id: Callable[[Any], str],
-    reload: Reload,
-) -> Any:
-    """Runs `body(writer, conn)` in one transaction; a retried idempotency key returns the first answer.
+def kit_unit(principal: Principal | None, operation: str, data: dict[str, Any],
+             caller: Caller = require_kit) -> AbstractAsyncContextManager[Unit]:
+    """One write by the writer `caller` admits (the kit, unless told otherwise), honouring its idempotency key."""
+    return keyed_unit(caller(principal), operation, data)
 
-    The key is looked up on the transaction's connection before the body runs and remembered after it, so a
-    write with a key costs two small statements more than one without. A person's key is bound to them: the
-    same key sent by another person is a conflict, never their answer."""
+
+@asynccontextmanager
+async def keyed_unit(writer: Principal, operation: str, data: dict[str, Any]) -> AsyncIterator[Unit]:
+    """One write in one transaction; a retried idempotency key finds the first answer instead.
+
+    The key is looked up on the transaction's connection before the write is made and remembered after it, so a
+    write with a key costs two small statements more than one without. Two writes racing with one key: the
+    second's transaction fails on the key, and it finds the first's answer. A person's key is bound to them:
+    the same key sent by another person is a conflict, never their answer."""
     key = checks.name("idempotencyKey", data.pop("idempotency_key", None))
     bound = data if writer.kit else {**data, "by": writer.sub}
     print_ = fingerprint(operation, bound) if key is not None else ""
-    first: str | None = None
+    unit = Unit(writer)
     try:
         async with in_transaction() as conn:
-            first = await _first_answer(writer.tenant, key, print_, conn) if key is not None else None
-            if first is None:
-                result = await body(writer, conn)
-                if key is not None:
-                    await IdempotencyKey.create(
-                        tenant=writer.tenant, key=key, fingerprint=print_, result_id=result_id(result), using_db=conn
-                    )
+            unit.conn = conn
+            if key is not None:
+                unit.first = await _first_answer(writer.tenant, key, print_, conn)
+            yield unit
+            if key is not None and unit.first is None:
+                await IdempotencyKey.create(
+                    tenant=writer.tenant, key=key, fingerprint=print_, result_id=unit.result_id, using_db=conn
+                )
     except IntegrityError:
         if key is None:
             raise
         async with in_transaction() as conn:
-            first = await _first_answer(writer.tenant, key, print_, conn)
-        if first is None:
+            unit.first = await _first_answer(writer.tenant, key, print_, conn)
+        if unit.first is None:
             raise
-    if first is not None:
-        return await reload(writer.tenant, first)
-    return result
 
 
 FIRST_ANSWER = 'SELECT "fingerprint", "result_id" FROM "idempotency_key" WHERE "tenant" = $1 AND "key" = $2'
@@ -226,11 +227,18 @@ class Step:
     by_tool: str | None = None
 
 
-def new_step(kind: str, task: str, at: datetime, summary: str | None, payload: str | None, figures: tuple,
-             withheld: str | None = None, call_id: uuid.UUID | None = None, by_tool: str | None = None) -> Step:
-    """A step whose line is not sealed yet; `figures` are the line's FIGURES, in that order."""
-    line = Line(0, kind, task, at, summary, payload, None, None, "", "", "", "", *figures)
-    return Step(line, withheld, call_id, by_tool)
+def new_step(draft: LineDraft, task: str, at: datetime, withheld: str | None = None,
+             call_id: uuid.UUID | None = None) -> Step:
+    """The draft as a step of `task` at `at`, its line not sealed yet; a line withheld keeps no payload."""
+    line = Line(
+        seq=0, kind=draft.kind, task=task, at=at, summary=draft.summary,
+        payload=None if withheld else draft.payload, summary_salt=None, payload_salt=None, summary_hash="",
+        payload_hash="", prev_hash="", hash="", model=draft.model, route_rule=draft.route_rule,
+        attempts=draft.attempts, cost_micros=draft.cost_micros, input_tokens=draft.input_tokens,
+        output_tokens=draft.output_tokens, tool=draft.tool, tool_call_id=draft.tool_call_id,
+        is_error=draft.is_error, duration_ms=draft.duration_ms,
+    )
+    return Step(line, withheld, call_id, draft.by_tool)
 
 
 LINE_COLUMNS = INSERTED
@@ -367,10 +375,13 @@ async def append_many(
 
 
 def step_of(event: TraceEvent) -> Step:
-    """An unsaved line row as a step for `append_many`."""
-    figures = tuple(getattr(event, name) for name in FIGURES)
-    return new_step(event.kind, str(event.task_id), event.at, event.summary, event.payload, figures,
-                    event.withheld, event.call_id, event.by_tool)
+    """An unsaved line row as a step for `append_many`, its payload as the row holds it."""
+    line = Line(
+        seq=0, kind=event.kind, task=str(event.task_id), at=event.at, summary=event.summary, payload=event.payload,
+        summary_salt=None, payload_salt=None, summary_hash="", payload_hash="", prev_hash="", hash="",
+        **{name: getattr(event, name) for name in FIGURES},
+    )
+    return Step(line, event.withheld, event.call_id, event.by_tool)
 
 
 async def append(root: AgentTask, event: TraceEvent, conn: Any) -> None:

@@ -10,14 +10,15 @@ from typing import Any
 
 from permissions.principal import Principal
 from models.errors import BadInput
-from resolvers.write.lines import Draft, Recorded, model_call, record, tool_call, tool_result
+from resolvers.write.draft import LineDraft
+from resolvers.write.lines import Recorded, model_call, record, tool_call, tool_result
 
 MAX_LINES = 1000
 DRAFTERS = {"model_call": (model_call, "modelCall"), "tool_call": (tool_call, "toolCall"),
             "tool_result": (tool_result, "toolResult")}
 
 
-def draft(index: int, line: dict[str, Any]) -> Draft:
+def draft(index: int, line: dict[str, Any]) -> LineDraft:
     given = [kind for kind in DRAFTERS if line.get(kind) is not None]
     if len(given) != 1:
         raise BadInput(f"lines[{index}] must give exactly one of modelCall, toolCall, toolResult.", field=f"lines[{index}]")
@@ -25,7 +26,7 @@ def draft(index: int, line: dict[str, Any]) -> Draft:
     return drafter(line[given[0]], f"lines[{index}].{name}.")
 
 
-def drafts(lines: list[dict[str, Any]] | None) -> list[Draft]:
+def drafts(lines: list[dict[str, Any]] | None) -> list[LineDraft]:
     if not lines:
         raise BadInput("lines: at least one line is required.", field="lines")
     if len(lines) > MAX_LINES:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
@@ -27,25 +26,13 @@ from resolvers.write.append import (
     LINE_COLUMNS,
     append_many,
     insert_rows,
-    kit_write,
+    kit_unit,
     new_step,
     now,
     running_task,
     stored_at_once,
 )
-
-
-@dataclass(slots=True)
-class Draft:
-    """A checked line, not yet tied to a task: its line's FIGURES in order, and its meter row's for a model call."""
-
-    kind: str
-    summary: str | None
-    payload: str | None
-    figures: tuple
-    by_tool: str | None = None
-    classification: str | None = None
-    call: dict[str, Any] | None = None
+from resolvers.write.draft import CALL_COLUMNS, CallDraft, LineDraft, MeterRow, meter_row
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +48,7 @@ class Recorded:
     rows: tuple[tuple, ...] = ()
 
 
-def model_call(data: dict[str, Any], at: str = "") -> Draft:
+def model_call(data: dict[str, Any], at: str = "") -> LineDraft:
     model = checks.name(f"{at}model", data.get("model"), required=True)
     attempts = checks.count(f"{at}attempts", 1 if data.get("attempts") is None else data["attempts"], least=1)
     input_tokens = checks.count(f"{at}inputTokens", data.get("input_tokens"))
@@ -84,76 +71,39 @@ def model_call(data: dict[str, Any], at: str = "") -> Draft:
         content["evaluations"] = data["evaluations"]
     payload = checks.json_object(at, content)
     summary = checks.text(f"{at}summary", data.get("summary"))
-    call = {
-        "model": model, "provider": provider, "route_rule": route_rule, "attempts": attempts,
-        "input_tokens": input_tokens, "output_tokens": output_tokens, "cost_micros": cost, "duration_ms": duration,
-        "cached_input_tokens": cached_input_tokens, "cost_source": prices.KIT, "response": content["response"],
-    }
     if not summary and cost is not None:
         summary = sentences.model_call(model, route_rule, cost, content["response"], by_tool)
-    return Draft(
-        kind=LineKind.MODEL_CALL,
-        summary=summary,
-        payload=payload,
-        figures=(model, route_rule, attempts, cost, input_tokens, output_tokens, None, None, None, duration),
-        by_tool=by_tool,
-        classification=classification,
-        call=call,
+    return LineDraft(
+        kind=LineKind.MODEL_CALL, summary=summary, payload=payload, model=model, route_rule=route_rule,
+        attempts=attempts, cost_micros=cost, input_tokens=input_tokens, output_tokens=output_tokens,
+        duration_ms=duration, by_tool=by_tool, classification=classification,
+        call=CallDraft(provider=provider, cached_input_tokens=cached_input_tokens, cost_source=prices.KIT,
+                       response=content["response"]),
     )
 
 
-def tool_call(data: dict[str, Any], at: str = "") -> Draft:
+def tool_call(data: dict[str, Any], at: str = "") -> LineDraft:
     tool = checks.name(f"{at}tool", data.get("tool"), required=True)
     tool_call_id = checks.name(f"{at}toolCallId", data.get("tool_call_id"))
     payload = checks.json_text(f"{at}input", data.get("input"))
     summary = checks.text(f"{at}summary", data.get("summary"))
-    return Draft(
-        kind=LineKind.TOOL_CALL,
-        summary=summary or sentences.tool_call(tool, data.get("effect") == "CHANGE"),
-        payload=payload,
-        figures=(None, None, None, None, None, None, tool, tool_call_id, None, None),
+    return LineDraft(
+        kind=LineKind.TOOL_CALL, summary=summary or sentences.tool_call(tool, data.get("effect") == "CHANGE"),
+        payload=payload, tool=tool, tool_call_id=tool_call_id,
     )
 
 
-def tool_result(data: dict[str, Any], at: str = "") -> Draft:
+def tool_result(data: dict[str, Any], at: str = "") -> LineDraft:
     tool = checks.name(f"{at}tool", data.get("tool"), required=True)
     tool_call_id = checks.name(f"{at}toolCallId", data.get("tool_call_id"))
     payload = checks.json_text(f"{at}output", data.get("output"))
     duration = checks.count(f"{at}durationMs", data.get("duration_ms"))
     is_error = bool(data.get("is_error") or False)
     summary = checks.text(f"{at}summary", data.get("summary"))
-    return Draft(
-        kind=LineKind.TOOL_RESULT,
-        summary=summary or sentences.tool_result(tool, is_error, duration),
-        payload=payload,
-        figures=(None, None, None, None, None, None, tool, tool_call_id, is_error, duration),
+    return LineDraft(
+        kind=LineKind.TOOL_RESULT, summary=summary or sentences.tool_result(tool, is_error, duration),
+        payload=payload, tool=tool, tool_call_id=tool_call_id, is_error=is_error, duration_ms=duration,
     )
-
-
-CALL_COLUMNS = (
-    "id", "tenant", "task_id", "task_path", "turn", "agent", "model", "provider", "route_rule", "attempts",
-    "input_tokens", "output_tokens", "cost_micros", "duration_ms", "at", "by_tool", "cost_source",
-    "cached_input_tokens",
-)
-
-
-async def price_drafts(tenant: str, timed: list[tuple[Draft, datetime]], conn: Any) -> None:
-    """Model calls sent without a cost are priced from the tenant's table as it stood at each call's time, in one
-    read of the table; a cost sent always wins."""
-    unpriced = [(d, at) for d, at in timed if d.call is not None and d.call["cost_micros"] is None]
-    if not unpriced:
-        return
-    usages = [
-        prices.Usage(c["model"], c["provider"], c["input_tokens"], c["output_tokens"], c["cached_input_tokens"], at)
-        for c, at in ((d.call, at) for d, at in unpriced)
-    ]
-    for (d, _), (cost, source) in zip(unpriced, await prices.price_all(tenant, usages, conn)):
-        c = d.call
-        c["cost_micros"], c["cost_source"] = cost, source
-        d.figures = d.figures[:3] + (cost,) + d.figures[4:]
-        if not d.summary:
-            d.summary = sentences.model_call(c["model"], c["route_rule"], None if source == prices.UNPRICED else cost,
-                                             c["response"], d.by_tool)
 
 
 async def _reload(tenant: str, rid: str) -> Recorded:
@@ -193,7 +143,6 @@ def _result_id(recorded: Recorded) -> str:
 LAST_TURN = 'SELECT MAX("turn") AS "last" FROM "llm_call" WHERE "tenant" = $1 AND "task_id" = $2'
 AFTER_LAST_TURN = 'COALESCE(MAX("turn"), 0) + ${}'
 TURN = CALL_COLUMNS.index("turn")
-COST = CALL_COLUMNS.index("cost_micros")
 
 
 async def _next_turn(task: AgentTask, conn: Any) -> int:
@@ -211,69 +160,68 @@ def _numbered_sql() -> str:
             f'WHERE "tenant" = ${n + 1} AND "task_id" = ${n + 2}')
 
 
-def numbered_as_stored(call: tuple) -> Statement:
+def numbered_as_stored(call: MeterRow) -> Statement:
     """One meter row whose `turn` is given as how many turns after the task's last it comes (1, or None for a
     tool's call): the last is read by the statement itself, under the tree's lock, so it costs no round trip of
     its own. One row only: Citus runs each WITH of a statement as a step of its own, so a second row would see
     the first."""
-    return Statement(_numbered_sql(), [*call, call[1], call[2]])
+    return Statement(_numbered_sql(), [*call.row(), call.tenant, call.task_id])
 
 
 async def record(
-    principal: Principal | None, operation: str, data: dict[str, Any], check: Callable[[], list[Draft]]
+    principal: Principal | None, operation: str, data: dict[str, Any], check: Callable[[], list[LineDraft]]
 ) -> Recorded:
     """Checks every line first, then locks the tree once, appends them in order and moves the head once."""
-
-    async def body(kit: Principal, conn: Any) -> Recorded:
-        checked = check()
-        metered = any(d.call is not None for d in checked)
-        running = await running_task(kit.tenant, "task", data.get("task"), conn, metered=metered)
-        task, root, logging = running.task, running.root, running.logging
-        at_once = stored_at_once(conn, len(checked))
-        numbered_as_written = at_once and sum(d.call is not None for d in checked) == 1
-        own_turns = any(d.call and d.by_tool is None for d in checked)
-        turn = 1 if numbered_as_written else await _next_turn(task, conn) if own_turns else 0
-        every_line = withheld_reason(logging)
-        task_id = str(task.id)
-        at = now()
-        await price_drafts(kit.tenant, [(d, at) for d in checked], conn)
-        steps, calls = [], []
-        for d in checked:
-            at = now()
-            reason = every_line or (withheld_reason(logging, d.classification) if d.classification else None)
-            call_id = None
-            if d.call is not None:
-                call_id = uuid.uuid4()
-                c = d.call
-                calls.append((
-                    str(call_id), kit.tenant, task_id, task.path, None if d.by_tool else turn, task.agent,
-                    c["model"], c["provider"], c["route_rule"], c["attempts"], c["input_tokens"],
-                    c["output_tokens"], c["cost_micros"], c["duration_ms"], at, d.by_tool, c["cost_source"],
-                    c["cached_input_tokens"],
-                ))
-                turn += d.by_tool is None
-            payload = None if reason else d.payload
-            steps.append(new_step(d.kind, task_id, at, d.summary, payload, d.figures, reason, call_id, d.by_tool))
-        cost = sum(c[COST] or 0 for c in calls)
-        spend = budgets.Spend(running.limits, tuple(c[0] for c in calls)) if running.limits and cost else None
-        if at_once:
-            if numbered_as_written:
-                beside = [numbered_as_stored(calls[0])]
-            else:
-                beside = [insert("llm_call", CALL_COLUMNS, calls)] if calls else []
-            rows = await append_many(root, steps, conn, beside=beside, spend=spend)
-        else:
-            if calls:
-                await insert_rows(conn, "llm_call", CALL_COLUMNS, calls)
-            rows = await append_many(root, steps, conn, spend=spend)
-        if spend is not None:
-            crossed[:] = budgets.weigh(spend, cost)
-            await budgets.owe_crossed(conn, kit.tenant, running.hooks, crossed)
-        first, last = steps[0].line, steps[-1].line
-        return Recorded(task.tenant, task.id, root.id, first.seq, last.seq, last.hash, tuple(rows))
-
     crossed: list[budgets.Crossing] = []
-    recorded = await kit_write(principal, operation, data, body, _result_id, _reload)
-    if recorded.rows:
-        await budgets.tell_crossed(principal.tenant, crossed)
+    async with kit_unit(principal, operation, data) as unit:
+        if unit.first is None:
+            recorded = await _record(unit.writer, data, check(), unit.conn, crossed)
+            unit.answered(_result_id(recorded))
+    if unit.first is not None:
+        return await _reload(unit.writer.tenant, unit.first)
+    await budgets.tell_crossed(unit.writer.tenant, crossed)
     return recorded
+
+
+async def _record(kit: Principal, data: dict[str, Any], checked: list[LineDraft], conn: Any,
+                  crossed: list[budgets.Crossing]) -> Recorded:
+    """The checked lines appended to the task, their meter rows beside them; the budgets they cross are added to
+    `crossed`, to be told once the write has committed."""
+    metered = any(d.call is not None for d in checked)
+    running = await running_task(kit.tenant, "task", data.get("task"), conn, metered=metered)
+    task, root, logging = running.task, running.root, running.logging
+    at_once = stored_at_once(conn, len(checked))
+    numbered_as_written = at_once and sum(d.call is not None for d in checked) == 1
+    own_turns = any(d.call and d.by_tool is None for d in checked)
+    turn = 1 if numbered_as_written else await _next_turn(task, conn) if own_turns else 0
+    every_line = withheld_reason(logging)
+    task_id = str(task.id)
+    at = now()
+    await prices.price_drafts(kit.tenant, [(d, at) for d in checked], conn)
+    steps, calls = [], []
+    for d in checked:
+        at = now()
+        reason = every_line or (withheld_reason(logging, d.classification) if d.classification else None)
+        call_id = None
+        if d.call is not None:
+            call_id = uuid.uuid4()
+            calls.append(meter_row(d, call_id, task, task_id, None if d.by_tool else turn, at))
+            turn += d.by_tool is None
+        steps.append(new_step(d, task_id, at, reason, call_id))
+    cost = sum(c.cost_micros or 0 for c in calls)
+    spend = budgets.Spend(running.limits, tuple(c.id for c in calls)) if running.limits and cost else None
+    if at_once:
+        if numbered_as_written:
+            beside = [numbered_as_stored(calls[0])]
+        else:
+            beside = [insert("llm_call", CALL_COLUMNS, [c.row() for c in calls])] if calls else []
+        rows = await append_many(root, steps, conn, beside=beside, spend=spend)
+    else:
+        if calls:
+            await insert_rows(conn, "llm_call", CALL_COLUMNS, [c.row() for c in calls])
+        rows = await append_many(root, steps, conn, spend=spend)
+    if spend is not None:
+        crossed[:] = budgets.weigh(spend, cost)
+        await budgets.owe_crossed(conn, kit.tenant, running.hooks, crossed)
+    first, last = steps[0].line, steps[-1].line
+    return Recorded(task.tenant, task.id, root.id, first.seq, last.seq, last.hash, tuple(rows))

@@ -16,12 +16,10 @@ from operator import attrgetter
 from typing import Any
 
 from models.record.chain import GENESIS
-from models.line_columns import FIGURES
 from models.record.vocabulary import LineKind, TaskStatus, WithheldReason
 from resolvers.write import sentences
 from resolvers.write.append import Step, new_step
-
-NO_FIGURES = (None,) * len(FIGURES)
+from resolvers.write.draft import LineDraft
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,19 +95,9 @@ def stored_row(task: MadeTask) -> tuple:
     return tuple(row)
 
 
-@dataclass(frozen=True, slots=True)
-class Started:
-    """A new task's STARTED line, before it is sealed."""
-
-    task_id: uuid.UUID
-    at: datetime
-    summary: str
-    payload: str | None
-    withheld: WithheldReason | None
-
-    def step(self) -> Step:
-        return new_step(LineKind.STARTED, str(self.task_id), self.at, self.summary, self.payload, NO_FIGURES,
-                        self.withheld)
+def started_step(task: MadeTask, started: LineDraft) -> Step:
+    """A made task's STARTED line as a step, at its start and withheld as the task is."""
+    return new_step(started, str(task.id), task.started_at, task.withheld)
 
 
 def new_task(tenant: str, agent: str, skill: str, actor: dict[str, str | None], started_at: datetime,
@@ -118,7 +106,7 @@ def new_task(tenant: str, agent: str, skill: str, actor: dict[str, str | None], 
              requester: dict[str, str | None] | None = None, summary: str | None = None, cause: str = "REQUEST",
              given: str | None = None, instructions_sent: str | None = None, result: str | None = None,
              status: TaskStatus = TaskStatus.RUNNING, ended_at: datetime | None = None, outcome: str | None = None,
-             session: str | None = None, **described: Any) -> tuple[MadeTask, Started]:
+             session: str | None = None, **described: Any) -> tuple[MadeTask, LineDraft]:
     """A new task under `parent` after its `siblings` (a root of its own without one), and its STARTED line.
 
     `withheld` is why its content is not stored, as `withheld.withheld_reason` decides from its agent's
@@ -144,4 +132,4 @@ def new_task(tenant: str, agent: str, skill: str, actor: dict[str, str | None], 
         path=place.path, withheld=withheld, **described,
     )
     said = summary or sentences.started(agent, skill, requester, parent is not None)
-    return task, Started(task_id, started_at, said, task.given, withheld)
+    return task, LineDraft(LineKind.STARTED, said, task.given)

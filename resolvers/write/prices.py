@@ -14,9 +14,10 @@ from typing import Any
 from models import ModelPrice
 from models.errors import BadInput
 from permissions.principal import Principal
-from resolvers.write import checks
+from resolvers.write import checks, sentences
 from resolvers.answer.ledger import record_change
-from resolvers.write.append import kit_write
+from resolvers.write.append import kit_unit
+from resolvers.write.draft import LineDraft
 
 KIT, PRICE_TABLE, UNPRICED = "KIT", "PRICE_TABLE", "UNPRICED"
 MILLION = 1_000_000
@@ -71,6 +72,21 @@ async def price_all(tenant: str, usages: list[Usage], conn: Any) -> list[tuple[i
     return priced
 
 
+async def price_drafts(tenant: str, timed: list[tuple[LineDraft, datetime]], conn: Any) -> None:
+    """Model calls sent without a cost are priced from the tenant's table as it stood at each call's time, in one
+    read of the table; a cost sent always wins."""
+    unpriced = [(d, at) for d, at in timed if d.call is not None and d.cost_micros is None]
+    if not unpriced:
+        return
+    usages = [Usage(d.model, d.call.provider, d.input_tokens, d.output_tokens, d.call.cached_input_tokens, at)
+              for d, at in unpriced]
+    for (d, _), (cost, source) in zip(unpriced, await price_all(tenant, usages, conn)):
+        d.cost_micros, d.call.cost_source = cost, source
+        if not d.summary:
+            d.summary = sentences.model_call(d.model, d.route_rule, None if source == UNPRICED else cost,
+                                             d.call.response, d.by_tool)
+
+
 def _utc(field: str, value: datetime | None) -> datetime:
     if value is None:
         return datetime.now(timezone.utc)
@@ -88,35 +104,39 @@ def _price_said(price: ModelPrice) -> dict[str, Any]:
 
 
 async def set_model_price(principal: Principal | None, data: dict[str, Any]) -> ModelPrice:
-    async def body(kit: Principal, conn: Any) -> ModelPrice:
-        model = checks.name("model", data.get("model"), required=True)
-        provider = checks.name("provider", data.get("provider"))
-        rates = {
-            field: checks.count(name, data.get(field))
-            for field, name in (
-                ("input_micros_per_million", "inputMicrosPerMillion"),
-                ("output_micros_per_million", "outputMicrosPerMillion"),
-                ("cached_input_micros_per_million", "cachedInputMicrosPerMillion"),
-            )
-        }
-        effective_from = _utc("effectiveFrom", data.get("effective_from"))
-        found = await ModelPrice.filter(
-            tenant=kit.tenant, model=model, provider=provider, effective_from=effective_from
-        ).using_db(conn).first()
-        price = found or ModelPrice(id=uuid.uuid4(), tenant=kit.tenant, model=model, provider=provider,
-                                    effective_from=effective_from)
-        before = _price_said(price) if found is not None else None
-        for field, value in rates.items():
-            setattr(price, field, value)
-        await price.save(using_db=conn, force_create=found is None)
-        if (after := _price_said(price)) != before:
-            await record_change(conn, kit.tenant, kit, "setModelPrice", after, f"set the price of {model}")
-        return price
+    async with kit_unit(principal, "setModelPrice", data) as unit:
+        if unit.first is None:
+            price = await _set_price(unit.writer, data, unit.conn)
+            unit.answered(str(price.id))
+    if unit.first is not None:
+        return await ModelPrice.get(tenant=unit.writer.tenant, id=unit.first)
+    return price
 
-    async def reload(tenant: str, rid: str) -> ModelPrice:
-        return await ModelPrice.get(tenant=tenant, id=rid)
 
-    return await kit_write(principal, "setModelPrice", data, body, lambda p: str(p.id), reload)
+async def _set_price(kit: Principal, data: dict[str, Any], conn: Any) -> ModelPrice:
+    model = checks.name("model", data.get("model"), required=True)
+    provider = checks.name("provider", data.get("provider"))
+    rates = {
+        field: checks.count(name, data.get(field))
+        for field, name in (
+            ("input_micros_per_million", "inputMicrosPerMillion"),
+            ("output_micros_per_million", "outputMicrosPerMillion"),
+            ("cached_input_micros_per_million", "cachedInputMicrosPerMillion"),
+        )
+    }
+    effective_from = _utc("effectiveFrom", data.get("effective_from"))
+    found = await ModelPrice.filter(
+        tenant=kit.tenant, model=model, provider=provider, effective_from=effective_from
+    ).using_db(conn).first()
+    price = found or ModelPrice(id=uuid.uuid4(), tenant=kit.tenant, model=model, provider=provider,
+                                effective_from=effective_from)
+    before = _price_said(price) if found is not None else None
+    for field, value in rates.items():
+        setattr(price, field, value)
+    await price.save(using_db=conn, force_create=found is None)
+    if (after := _price_said(price)) != before:
+        await record_change(conn, kit.tenant, kit, "setModelPrice", after, f"set the price of {model}")
+    return price
 
 
 async def model_prices(tenant: str) -> list[ModelPrice]:
