@@ -49,6 +49,10 @@ class FakeModel:
     served: list[Served] = field(default_factory=list)
     ids: Iterator[int] = field(default_factory=itertools.count)
 
+    def calls(self) -> list[tuple[str, int, int]]:
+        """Each answer given, as (model, input tokens, output tokens)."""
+        return [(served.model, served.input_tokens, served.output_tokens) for served in self.served]
+
     def reply(self, api: str, model: str, offered: list[str], called: set[str], words: int) -> Served:
         tool = next((name for name in offered if name not in called), None)
         served = Served(

@@ -1,6 +1,7 @@
 """What the framework tests share: a tenant whose framework exports through the OpenTelemetry SDK's own OTLP/HTTP
 exporter to a running `agentlog serve`, the work trees it then reads back as Noor, who audits, and the checks every
-framework's record must pass whatever the framework: what each role reads of it, and that every root verifies."""
+framework's record must pass whatever the framework: how its agents are named, that every model call is recorded,
+what each role reads of it, that every root verifies, and what the inspector shows of it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from playwright.async_api import Browser, Page, expect
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -18,6 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from permissions.tokens import issue_token
+from tests.browser import visit
 from tests.servers import Server
 from tests.shop import ROLES
 
@@ -161,6 +164,59 @@ def assert_every_root_verifies(workshop: Workshop) -> None:
     assert roots, "the spans made no tree"
     for root in roots:
         assert workshop.verify(root["id"]) == {"intact": True, "lines": root["chainLength"], "problem": None}, root
+
+
+def assert_each_agent_is_a_task_named_by_itself(tree: Tree, root: str, under: str) -> None:
+    """The root is the agent `root`'s task, its skill its name, under nothing; `under` is the one other task, its
+    skill its name, under the root; both ended well."""
+    other = tree.named(under)
+
+    assert (tree.root.agent, tree.root.skill, tree.root.parent) == (root, root, None)
+    assert (other.skill, other.parent) == (under, tree.root.id)
+    assert [task.status for task in tree.tasks] == ["DONE", "DONE"]
+
+
+def assert_every_model_call_is_recorded(tree: Tree, served: list[tuple[str, int, int]],
+                                        models: list[tuple[Task, list[str]]]) -> None:
+    """Every call the models served, as (model, input tokens, output tokens), is recorded once; and each task given
+    holds its own calls, of the models named, in order."""
+    assert tree.model_calls() == sorted(served)
+    for task, named in models:
+        assert [model for model, _, _ in task.model_calls()] == named, task.agent
+
+
+@dataclass(frozen=True)
+class ToolArguments:
+    """A tool's arguments as the inspector's step that asks for the tool shows them: in words, and as JSON in its
+    title."""
+
+    tool: str
+    words: str
+    json: str
+
+
+async def assert_the_step_shows_the_arguments(page: Page, arguments: ToolArguments) -> None:
+    content = page.get_by_test_id("step").filter(has_text=f"It asked for {arguments.tool}").get_by_test_id(
+        "step-content")
+    await expect(content).to_have_text(arguments.words)
+    await expect(content).to_have_attribute("title", arguments.json)
+
+
+async def assert_the_inspector_shows_the_request_and_the_answer(
+        browser: Browser, workshop: Workshop, task: Task, heading: str, asked: str, answer: str, screenshot: str,
+        arguments: ToolArguments | None = None) -> None:
+    """Noor's inspector page of the task: headed by `heading`, its first step holding the request and its last the
+    answer (and a tool's arguments, when given, in its step), loading nothing from elsewhere and raising no problem;
+    kept as the screenshot `screenshot`."""
+    async with visit(browser, workshop.server.url) as seen:
+        page = await seen.open(f"/inspect/{task.id}", workshop.noor)
+        await expect(page.locator("h1, h2").first).to_contain_text(heading)
+        await expect(page.get_by_test_id("step-content").first).to_contain_text(asked)
+        if arguments is not None:
+            await assert_the_step_shows_the_arguments(page, arguments)
+        await expect(page.get_by_test_id("step").last).to_contain_text(answer)
+        await seen.screenshot(screenshot)
+        assert seen.elsewhere == [] and seen.problems == []
 
 
 def _task(found: dict[str, Any]) -> Task:

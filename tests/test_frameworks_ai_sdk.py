@@ -12,10 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import expect
 
-from tests.browser import visit
-from tests.frameworks import Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies
+from tests.frameworks import (
+    Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies,
+    assert_the_inspector_shows_the_request_and_the_answer,
+)
 
 NODE_PROJECT = Path(__file__).resolve().parent / "node"
 ASKED = "What does a rear brake repair take?"
@@ -90,10 +91,6 @@ def test_every_root_verifies(run):
 async def test_the_inspector_shows_the_agent_its_request_and_its_answer(run, browser):
     workshop, tree, *_ = run
 
-    async with visit(browser, workshop.server.url) as seen:
-        page = await seen.open(f"/inspect/{tree.root.id}", workshop.noor)
-        await expect(page.locator("h1, h2").first).to_contain_text("Estimator")
-        await expect(page.get_by_test_id("step-content").first).to_contain_text(ASKED)
-        await expect(page.get_by_test_id("step").last).to_contain_text(ANSWER)
-        await seen.screenshot("ai-sdk-estimate-repair")
-        assert seen.elsewhere == [] and seen.problems == []
+    await assert_the_inspector_shows_the_request_and_the_answer(
+        browser, workshop, tree.root, heading="Estimator", asked=ASKED, answer=ANSWER,
+        screenshot="ai-sdk-estimate-repair")

@@ -13,7 +13,10 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from openinference.instrumentation.langchain import LangChainInstrumentor
 
 from tests.fake_openai import FakeModel, fake_openai
-from tests.frameworks import Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies
+from tests.frameworks import (
+    Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_model_call_is_recorded,
+    assert_every_root_verifies,
+)
 from tests.loopback_only import loopback_only  # noqa: F401  (a fixture)
 
 
@@ -67,7 +70,7 @@ def test_the_graph_is_a_task_and_each_run_of_its_agent_node_a_task_under_it(run)
 def test_every_model_call_is_recorded_with_its_model_and_tokens(run):
     _, tree, fake = run
 
-    assert tree.model_calls() == sorted((s.model, s.input_tokens, s.output_tokens) for s in fake.served)
+    assert_every_model_call_is_recorded(tree, fake.calls(), [])
     assert [len(task.model_calls()) for task in tree.tasks] == [0, 1, 1]
 
 

@@ -10,7 +10,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
-from playwright.async_api import expect
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, LLMMetadata, MessageRole, ToolCallBlock
 from llama_index.core.llms.callbacks import llm_chat_callback
@@ -18,8 +17,10 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.tools import FunctionTool
 from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 
-from tests.browser import visit
-from tests.frameworks import Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies
+from tests.frameworks import (
+    Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_model_call_is_recorded,
+    assert_every_root_verifies, assert_the_inspector_shows_the_request_and_the_answer,
+)
 from tests.loopback_only import loopback_only  # noqa: F401  (a fixture)
 
 ASKED = "What does a rear brake repair take?"
@@ -101,7 +102,7 @@ def test_the_run_is_the_root_task_named_by_its_class_with_the_calls_and_tools_un
 def test_every_model_call_is_recorded_once_with_its_model_and_tokens(run):
     _, tree, served = run
 
-    assert tree.model_calls() == served
+    assert_every_model_call_is_recorded(tree, served, [])
 
 
 def test_each_tool_call_has_the_calls_own_arguments_and_what_the_tool_returned(run):
@@ -145,10 +146,6 @@ def test_every_root_verifies(run):
 async def test_the_inspector_shows_the_run_its_request_and_its_answer(run, browser):
     workshop, tree, _ = run
 
-    async with visit(browser, workshop.server.url) as seen:
-        page = await seen.open(f"/inspect/{tree.root.id}", workshop.noor)
-        await expect(page.locator("h1, h2").first).to_contain_text("FunctionAgent")
-        await expect(page.get_by_test_id("step-content").first).to_contain_text(ASKED)
-        await expect(page.get_by_test_id("step").last).to_contain_text(ANSWER)
-        await seen.screenshot("llamaindex-function-agent")
-        assert seen.elsewhere == [] and seen.problems == []
+    await assert_the_inspector_shows_the_request_and_the_answer(
+        browser, workshop, tree.root, heading="FunctionAgent", asked=ASKED, answer=ANSWER,
+        screenshot="llamaindex-function-agent")

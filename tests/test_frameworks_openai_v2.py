@@ -15,7 +15,10 @@ from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 from opentelemetry.util.genai.handler import TelemetryHandler
 
 from tests.fake_openai import FakeModel, fake_openai
-from tests.frameworks import Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies
+from tests.frameworks import (
+    Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_model_call_is_recorded,
+    assert_every_root_verifies,
+)
 from tests.loopback_only import loopback_only  # noqa: F401  (a fixture)
 
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -92,9 +95,8 @@ def test_every_agent_span_is_a_task_under_its_parent(run):
 def test_every_model_call_is_recorded_with_its_model_and_tokens(run):
     _, tree, fake, _ = run
 
-    assert tree.model_calls() == sorted((s.model, s.input_tokens, s.output_tokens) for s in fake.served)
-    assert [model for model, _, _ in tree.root.model_calls()] == ["gpt-fake"]
-    assert [model for model, _, _ in tree.named("Forecaster").model_calls()] == ["gpt-fake-mini"] * 2
+    assert_every_model_call_is_recorded(tree, fake.calls(), [(tree.root, ["gpt-fake"]),
+                                                             (tree.named("Forecaster"), ["gpt-fake-mini"] * 2)])
 
 
 def test_the_tool_call_has_its_arguments_and_result_when_content_is_captured(run):

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.async_api import expect
 from pydantic_ai import Agent, RunContext, capture_run_messages
 from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
@@ -18,8 +17,11 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.test import TestModel
 
-from tests.browser import visit
-from tests.frameworks import Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies
+from tests.frameworks import (
+    ToolArguments, Tree, Workshop, assert_each_agent_is_a_task_named_by_itself, assert_each_role_reads_what_it_may,
+    assert_every_model_call_is_recorded, assert_every_root_verifies,
+    assert_the_inspector_shows_the_request_and_the_answer,
+)
 from tests.loopback_only import loopback_only  # noqa: F401  (a fixture)
 
 ASKED = "What does a rear brake repair take?"
@@ -103,11 +105,8 @@ def repair(runs) -> tuple[Workshop, Tree, list[tuple[str, int, int]]]:
 
 def test_the_agent_is_the_root_named_by_itself_and_the_clerk_a_task_under_it(repair):
     _, tree, _ = repair
-    clerk = tree.named("PartsClerk")
 
-    assert (tree.root.agent, tree.root.skill, tree.root.parent) == ("Estimator", "Estimator", None)
-    assert (clerk.skill, clerk.parent) == ("PartsClerk", tree.root.id)
-    assert [task.status for task in tree.tasks] == ["DONE", "DONE"]
+    assert_each_agent_is_a_task_named_by_itself(tree, "Estimator", "PartsClerk")
 
 
 def test_each_task_is_given_its_request_and_holds_its_answer(repair):
@@ -121,9 +120,8 @@ def test_each_task_is_given_its_request_and_holds_its_answer(repair):
 def test_every_model_call_is_recorded_with_its_model_and_tokens(repair):
     _, tree, models = repair
 
-    assert tree.model_calls() == models
-    assert [model for model, _, _ in tree.root.model_calls()] == ["estimator-function"] * 2
-    assert [model for model, _, _ in tree.named("PartsClerk").model_calls()] == ["clerk-test"]
+    assert_every_model_call_is_recorded(tree, models, [(tree.root, ["estimator-function"] * 2),
+                                                       (tree.named("PartsClerk"), ["clerk-test"])])
 
 
 def test_each_tool_call_has_its_own_arguments_and_result(repair):
@@ -187,14 +185,7 @@ def test_a_tool_that_raises_fails_its_call_and_the_agent(runs):
 async def test_the_inspector_shows_the_agent_its_request_and_its_answer(repair, browser):
     workshop, tree, _ = repair
 
-    async with visit(browser, workshop.server.url) as seen:
-        page = await seen.open(f"/inspect/{tree.root.id}", workshop.noor)
-        steps = page.get_by_test_id("step")
-        await expect(page.locator("h1, h2").first).to_contain_text("Estimator")
-        await expect(page.get_by_test_id("step-content").first).to_contain_text(ASKED)
-        asked = steps.filter(has_text="It asked for parts_for").get_by_test_id("step-content")
-        await expect(asked).to_have_text("fault: rear brake")
-        await expect(asked).to_have_attribute("title", '{"fault":"rear brake"}')
-        await expect(steps.last).to_contain_text(ANSWER)
-        await seen.screenshot("pydantic-ai-estimator")
-        assert seen.elsewhere == [] and seen.problems == []
+    await assert_the_inspector_shows_the_request_and_the_answer(
+        browser, workshop, tree.root, heading="Estimator", asked=ASKED, answer=ANSWER,
+        screenshot="pydantic-ai-estimator",
+        arguments=ToolArguments("parts_for", "fault: rear brake", '{"fault":"rear brake"}'))

@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 from opentelemetry import trace
-from playwright.async_api import expect
 from strands import Agent, tool
 from strands.models import Model
 
-from tests.browser import visit
-from tests.frameworks import Tree, Workshop, assert_each_role_reads_what_it_may, assert_every_root_verifies
+from tests.frameworks import (
+    Tree, Workshop, assert_each_agent_is_a_task_named_by_itself, assert_each_role_reads_what_it_may,
+    assert_every_model_call_is_recorded, assert_every_root_verifies,
+    assert_the_inspector_shows_the_request_and_the_answer,
+)
 from tests.loopback_only import loopback_only  # noqa: F401  (a fixture)
 
 ASKED = "What does a rear brake repair take?"
@@ -111,11 +113,8 @@ def run(servers, loopback_only) -> Iterator[tuple[Workshop, Tree, list[tuple[str
 
 def test_each_agent_is_a_task_named_by_itself_the_one_asked_as_a_tool_under_the_asker(run):
     _, tree, _ = run
-    clerk = tree.named("PartsClerk")
 
-    assert (tree.root.agent, tree.root.skill, tree.root.parent) == ("Estimator", "Estimator", None)
-    assert (clerk.skill, clerk.parent) == ("PartsClerk", tree.root.id)
-    assert [task.status for task in tree.tasks] == ["DONE", "DONE"]
+    assert_each_agent_is_a_task_named_by_itself(tree, "Estimator", "PartsClerk")
 
 
 def test_each_task_is_given_its_request_and_holds_its_answer_as_strands_words_it(run):
@@ -130,9 +129,8 @@ def test_each_task_is_given_its_request_and_holds_its_answer_as_strands_words_it
 def test_every_model_call_is_recorded_with_its_model_and_tokens(run):
     _, tree, served = run
 
-    assert tree.model_calls() == served
-    assert [model for model, _, _ in tree.root.model_calls()] == ["estimator-fake"] * 3
-    assert [model for model, _, _ in tree.named("PartsClerk").model_calls()] == ["clerk-fake"] * 2
+    assert_every_model_call_is_recorded(tree, served, [(tree.root, ["estimator-fake"] * 3),
+                                                       (tree.named("PartsClerk"), ["clerk-fake"] * 2)])
 
 
 def test_each_tool_call_has_its_own_arguments_and_result(run):
@@ -170,10 +168,6 @@ def test_every_root_verifies(run):
 async def test_the_inspector_shows_the_agent_its_request_and_its_answer(run, browser):
     workshop, tree, _ = run
 
-    async with visit(browser, workshop.server.url) as seen:
-        page = await seen.open(f"/inspect/{tree.root.id}", workshop.noor)
-        await expect(page.locator("h1, h2").first).to_contain_text("Estimator")
-        await expect(page.get_by_test_id("step-content").first).to_contain_text(ASKED)
-        await expect(page.get_by_test_id("step").last).to_contain_text(ANSWER)
-        await seen.screenshot("strands-estimator")
-        assert seen.elsewhere == [] and seen.problems == []
+    await assert_the_inspector_shows_the_request_and_the_answer(
+        browser, workshop, tree.root, heading="Estimator", asked=ASKED, answer=ANSWER,
+        screenshot="strands-estimator")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -20,8 +20,9 @@ from tortoise.transactions import in_transaction
 
 from models import AgentTask, IdempotencyKey, TenantPolicies, db, settings
 from models.errors import Forbidden, NotFound, WorkRunning
-from models.settings import Settings, using
+from models.settings import Settings
 from permissions.principal import Principal
+from resolvers.background import repeating
 from resolvers.events import replicas
 from resolvers.forget.erasure import ended_tree, forget_tree, owe_erased
 from resolvers.events.notices import publish_task
@@ -91,23 +92,13 @@ async def sweep(at: datetime | None = None, wait: bool = False) -> Swept | None:
     return Swept(trees, keys)
 
 
-async def _every(seconds: float) -> None:
-    while True:
-        try:
-            await sweep()
-        except Exception:
-            log.exception("the retention sweep failed; it runs again in %d s", seconds)
-        await asyncio.sleep(seconds)
-
-
 @asynccontextmanager
 async def sweeping(chosen: Settings) -> AsyncIterator[None]:
     """Sweeps now and every AGENTLOG_RETENTION_SWEEP_S seconds while inside, under the server's settings."""
-    with using(chosen):
-        task = asyncio.create_task(_every(chosen.retention_sweep_s))
-    try:
+    seconds = chosen.retention_sweep_s
+
+    async def pause() -> None:
+        await asyncio.sleep(seconds)
+
+    async with repeating(chosen, sweep, pause, log, "the retention sweep failed; it runs again in %d s" % seconds):
         yield
-    finally:
-        task.cancel()
-        with suppress(asyncio.CancelledError):
-            await task

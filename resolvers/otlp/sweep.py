@@ -6,7 +6,6 @@ trace has had no span as long are ended (`unreported`)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,7 +14,8 @@ from datetime import datetime, timezone
 from tortoise.connection import get_connection
 
 from models import settings
-from models.settings import Settings, using
+from models.settings import Settings
+from resolvers.background import repeating
 from resolvers.otlp import store as waiting_spans
 from resolvers.otlp.ingest import AGAIN, micros, place_trace
 from resolvers.otlp.unreported import end_unreported
@@ -57,22 +57,15 @@ async def _try(tenant: str, trace_id: str, when: datetime, wait_s: float, every_
 async def sweeping(chosen: Settings) -> AsyncIterator[None]:
     """While the server runs, under its settings: on start, every trace with spans not yet placed; then, over and
     over, the spans that have waited AGENTLOG_OTLP_WAIT_S."""
+    everything = True
 
-    async def loop() -> None:
-        everything = True
-        while True:
-            try:
-                await sweep(everything=everything)
-                everything = False
-            except Exception:
-                log.exception("the sweep of waiting spans failed; it runs again")
-            await asyncio.sleep(min(5.0, max(0.05, chosen.otlp_wait_s / 4)))
+    async def work() -> None:
+        nonlocal everything
+        await sweep(everything=everything)
+        everything = False
 
-    with using(chosen):
-        task = asyncio.create_task(loop())
-    try:
+    async def pause() -> None:
+        await asyncio.sleep(min(5.0, max(0.05, chosen.otlp_wait_s / 4)))
+
+    async with repeating(chosen, work, pause, log, "the sweep of waiting spans failed; it runs again"):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

@@ -27,8 +27,9 @@ from tortoise.transactions import in_transaction
 
 from models import Webhook, WebhookDelivery, settings
 from models.db import placeholders
-from models.settings import Settings, using
+from models.settings import Settings
 from resolvers import metrics
+from resolvers.background import repeating
 from resolvers.webhooks.addresses import destination
 
 log = logging.getLogger("agentlog.webhooks")
@@ -185,23 +186,17 @@ async def sending(chosen: Settings) -> AsyncIterator[None]:
         return
     woken = _woken = asyncio.Event()
 
-    async def loop() -> None:
-        while True:
-            try:
-                while await deliver_due():
-                    pass
-            except Exception:
-                log.exception("the webhook sender failed; it runs again")
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(woken.wait(), POLL_S)
-            woken.clear()
+    async def work() -> None:
+        while await deliver_due():
+            pass
 
-    with using(chosen):
-        task = asyncio.create_task(loop())
+    async def pause() -> None:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(woken.wait(), POLL_S)
+        woken.clear()
+
     try:
-        yield
+        async with repeating(chosen, work, pause, log, "the webhook sender failed; it runs again"):
+            yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
         _woken = None
