@@ -207,6 +207,7 @@ async def test_another_tenants_session_answers_like_an_unknown_one(client):
     ("chat 7", "string_pattern_mismatch"),
     ("chat*7", "string_pattern_mismatch"),
     ("séance", "string_pattern_mismatch"),
+    ("chat7\n", "string_pattern_mismatch"),
 ])
 async def test_a_malformed_session_id_answers_422_in_the_validation_shape(client, session, kind):
     shop = Shop(client)

@@ -69,7 +69,7 @@ def invalid_session_id(session_id: str) -> InvalidSessionId | None:
             f"String should have at most {SESSION_ID_CHARS} characters",
             {"max_length": SESSION_ID_CHARS},
         )
-    if not _session_id.match(session_id):
+    if not _session_id.fullmatch(session_id):
         return InvalidSessionId(
             "string_pattern_mismatch",
             f"String should match pattern '{SESSION_ID_PATTERN}'",
