@@ -7,6 +7,7 @@ import asyncio
 import json
 import uuid
 from datetime import datetime
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -31,7 +32,7 @@ def new_session() -> str:
 
 async def transcript(client: Client, session: str, token: str | None) -> httpx.Response:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return await client.http.get(PATH.format(session), headers=headers)
+    return await client.http.get(PATH.format(quote(session, safe="")), headers=headers)
 
 
 async def rows(client: Client, session: str, token: str) -> list[dict]:
