@@ -14,9 +14,10 @@ end is forgotten.
 
 `--faults`: PostgreSQL restarted once (a fourth of the way), one server process SIGKILLed (half-way; uvicorn
 starts another), the standby's replay paused for REPLICA_PAUSE_S (at 60 %). `--pace S`: each writer, exporter and
-reader rests S seconds on average (exponentially distributed) after each piece of work, so the load is a rate the
-machine can serve and a latency is the work's own rather than its wait in the queue; without it each sends its
-next request as soon as the last is answered. Every loop stops by itself when the time is up; every address is
+reader rests S seconds on average (exponentially distributed) before its first piece of work and after each, so
+the load is a rate the machine can serve from the start and a latency is the work's own rather than its wait in
+the queue; without it each sends its next request as soon as the last is answered. The clock starts once every
+client has opened its connections. Every loop stops by itself when the time is up; every address is
 loopback.
 """
 
@@ -110,6 +111,23 @@ class Soak:
     faults: list[str] = field(default_factory=list)
     minutes: list[dict] = field(default_factory=list)
     stale: list[tuple[str, float]] = field(default_factory=list)
+    clients: int = 0
+    open: int = 0
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def opened(self, paced: bool = False) -> None:
+        """A client has opened its connections: once every one of them has, the clock starts. Opening a client
+        costs this process tens of milliseconds (httpx makes a TLS context for each), which would otherwise be
+        counted in the first requests of the clients opened before it. A `paced` client then rests before its
+        first piece of work as it does after each, so that paced clients send at their rate from the start
+        rather than all at once in its first instant."""
+        self.open += 1
+        if self.open == self.clients:
+            self.began = time.monotonic()
+            self.started.set()
+        await self.started.wait()
+        if paced:
+            await self.rest()
 
     def going(self) -> bool:
         return self.now() < self.seconds
@@ -137,6 +155,7 @@ class Soak:
 
 async def kit_writer(soak: Soak, server: Server, number: int) -> None:
     async with AsyncKit(server.url, KIT, batch_lines=LINES, retry=PATIENT, timeout=30) as kit:
+        await soak.opened(paced=True)
         made = 0
         while soak.going():
             made += 1
@@ -166,6 +185,7 @@ async def kit_writer(soak: Soak, server: Server, number: int) -> None:
 async def exporter(soak: Soak, server: Server) -> None:
     headers = {"Authorization": f"Bearer {KIT}", "Content-Type": "application/x-protobuf"}
     async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=30) as http:
+        await soak.opened(paced=True)
         while soak.going():
             tag = os.urandom(5).hex()
             trace = new_trace_id()
@@ -196,6 +216,7 @@ async def send_export(http: httpx.AsyncClient, body: bytes, deadline: float) -> 
 async def reader(soak: Soak, server: Server, operation: str, body: dict, token: str) -> None:
     async with httpx.AsyncClient(base_url=server.url, headers={"Authorization": f"Bearer {token}"},
                                  timeout=30) as http:
+        await soak.opened(paced=True)
         while soak.going():
             began = time.monotonic()
             try:
@@ -219,6 +240,7 @@ async def reader(soak: Soak, server: Server, operation: str, body: dict, token: 
 async def subscriber(soak: Soak, server: Server) -> None:
     """Subscribes, hears events, and when its subscription ends (told FELL_BEHIND or FEED_LOST, or the connection
     dropped) subscribes again. Once the soak is over it reads what is still on its way, until DRAIN_S of quiet."""
+    await soak.opened()
     while soak.going():
         window = Window()
         soak.windows.append(window)
@@ -305,6 +327,7 @@ async def eraser(soak: Soak, server: Server) -> None:
     """Once a minute: a task of its own written, ended, and its content erased by the steward."""
     async with AsyncKit(server.url, KIT, retry=PATIENT, timeout=30) as kit, \
             httpx.AsyncClient(base_url=server.url, headers={"Authorization": f"Bearer {ERIN}"}, timeout=60) as http:
+        await soak.opened()
         while soak.going():
             try:
                 async with kit.task(agent="Estimator", skill="Scrap", requester="mia") as task:
@@ -326,6 +349,7 @@ async def eraser(soak: Soak, server: Server) -> None:
 async def stale_trees(soak: Soak, nodes: Nodes) -> None:
     """Once a minute: a finished tree of STALE_TASKS tasks that ended STALE_DAYS ago, stored as it would have been
     written then, for the retention sweep (every minute, `retainDays` 30) to forget."""
+    await soak.opened()
     while soak.going():
         tree = tree_read.fake_tree(STALE_TASKS, TENANT, datetime.now(timezone.utc) - timedelta(days=STALE_DAYS))
         try:
@@ -384,6 +408,7 @@ def quantiles(values: list[float]) -> dict[str, float]:
 
 
 async def reporter(soak: Soak, server: Server, nodes: Nodes) -> None:
+    await soak.opened()
     minute = 0
     while soak.going():
         await asyncio.sleep(max(0.0, (minute + 1) * MINUTE_S - soak.now()))
@@ -402,6 +427,7 @@ async def reporter(soak: Soak, server: Server, nodes: Nodes) -> None:
 
 
 async def faults(soak: Soak, server: Server, nodes: Nodes) -> None:
+    await soak.opened()
     await pause(soak, soak.seconds * 0.25)
     if not soak.going():
         return
@@ -497,6 +523,7 @@ async def soak(minutes: float, with_faults: bool, pace: float = 0.0) -> dict:
             work += [eraser(run, server), stale_trees(run, nodes), reporter(run, server, nodes)]
             if with_faults:
                 work.append(faults(run, server, nodes))
+            run.clients = len(work)
             await asyncio.wait_for(asyncio.gather(*work), run.seconds + 300)
             internal = sum(n for (_, code), n in run.codes.items() if code in ("INTERNAL", "HTTP 500"))
         finally:
