@@ -116,7 +116,7 @@ def test_work_that_comes_after_its_task_ended_is_late_work_under_it_by_the_same_
 
 def test_work_with_no_agent_above_goes_under_a_stand_in_ended_when_nothing_of_its_trace_waits():
     t = new_trace_id()
-    call = chat(t, b"")
+    call = timed(chat(t, b""), -1000)
     hooks = Hooks({STAND_IN: (uuid.uuid4(),), "AgentTaskStarted": (uuid.uuid4(),)})
     known = known_of(mapped(call), {STAND_IN_SPAN: KnownSpan(STAND_IN_SPAN, None, "other", None, True)},
                      hooks=hooks, nothing_left=True)
