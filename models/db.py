@@ -42,7 +42,12 @@ MODEL_MODULES = [
 
 def placeholders(conn: Any, sql: str) -> str:
     """`sql` written with PostgreSQL's $n placeholders, as the connection's database takes them."""
-    return sql if conn.capabilities.dialect == "postgres" else re.sub(r"\$\d+", "?", sql)
+    return placeholders_for(conn.capabilities.dialect, sql)
+
+
+def placeholders_for(dialect: str, sql: str) -> str:
+    """`sql` written with PostgreSQL's $n placeholders, as the `dialect` takes them."""
+    return sql if dialect == "postgres" else re.sub(r"\$\d+", "?", sql)
 
 
 def database_url() -> str:

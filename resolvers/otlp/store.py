@@ -202,7 +202,11 @@ SEEN = ('UPDATE "otlp_open_task" SET "seen_us"=$1 WHERE "tenant"=$2 AND "trace_i
 QUIET = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_open_task" WHERE "seen_us"<=$1'
 QUIET_IN_TRACE = ('SELECT "span_id","task_id" FROM "otlp_open_task" WHERE "tenant"=$1 AND "trace_id"=$2 '
                   'AND "seen_us"<=$3')
-CLOSED = 'DELETE FROM "otlp_open_task" WHERE "tenant"=$1 AND "trace_id"=$2 AND "span_id" IN ({})'
+CLOSED = {
+    "postgres": 'DELETE FROM "otlp_open_task" WHERE "tenant"=$1 AND "trace_id"=$2 AND "span_id"=ANY($3::varchar[])',
+    "sqlite": 'DELETE FROM "otlp_open_task" WHERE "tenant"=? AND "trace_id"=? '
+              'AND "span_id" IN (SELECT "value" FROM json_each(?))',
+}
 
 
 async def seen(conn: Any, tenant: str, trace_id: str, received_us: int) -> dict[str, str]:
@@ -222,8 +226,9 @@ async def opened(conn: Any, tenant: str, trace_id: str, tasks: list[tuple[str, s
 async def closed(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> None:
     """Opened tasks that have ended: their span came, or the sweep ended them."""
     if span_ids:
-        marks = ",".join(f"${i}" for i in range(3, len(span_ids) + 3))
-        await conn.execute_query(placeholders(conn, CLOSED.format(marks)), [tenant, trace_id, *span_ids])
+        dialect = conn.capabilities.dialect
+        keys = span_ids if dialect == "postgres" else compact_json(span_ids)
+        await conn.execute_query(CLOSED[dialect], [tenant, trace_id, keys])
 
 
 async def quiet_traces(conn: Any, since_us: int) -> list[tuple[str, str]]:

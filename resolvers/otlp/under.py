@@ -1,25 +1,41 @@
 """What a placing pass reads of the tasks stored before it that its spans go under, in statements whose number does
 not grow with theirs: the tasks; their trees' roots, locked in one statement; then, under those locks, in one
 statement, how many children each task has, its last turn, the logging of the agents the pass writes for, and the
-tenant's webhooks (resolvers/webhooks/wanted.py)."""
+tenant's webhooks (resolvers/webhooks/wanted.py).
+
+Each statement's text is the same however many keys it is given (an array on PostgreSQL, a JSON list on SQLite):
+the driver prepares it once per connection, and PostgreSQL may plan it once, rather than once for every count of
+keys a pass happens to have."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from models import AgentTask
-from models.db import placeholders
+from models.db import placeholders_for
+from models.record.chain import compact_json
 from resolvers.webhooks.wanted import NO_HOOKS, Hooks, hooks_column, hooks_of
 
-CHILDREN = ('SELECT \'children\' AS "of", CAST("parent_id" AS TEXT) AS "key", COUNT(*) AS "n", NULL AS "text" '
-            'FROM "agent_task" WHERE "tenant"={} AND "parent_id" IN ({}) GROUP BY "parent_id"')
+IN = {"postgres": "=ANY(${}::{})", "sqlite": " IN (SELECT \"value\" FROM json_each(${}))"}
+EACH_TASK = ('SELECT t.* FROM unnest($2::uuid[]) AS w(id) CROSS JOIN LATERAL (SELECT * FROM "agent_task" '
+             'WHERE "id"=w.id AND "tenant"=$1 LIMIT 1{lock}) t')
+TASKS = 'SELECT * FROM "agent_task" WHERE "tenant"=? AND "id" IN (SELECT "value" FROM json_each(?)) ORDER BY "id"'
+CHILDREN = ('SELECT \'children\' AS "of", CAST("parent_id" AS TEXT) AS "key", MAX("sequence") AS "n", '
+            'NULL AS "text" FROM "agent_task" WHERE "tenant"=${} AND "parent_id"{} GROUP BY "parent_id"')
 TURNS = ('SELECT \'turn\' AS "of", CAST("task_id" AS TEXT) AS "key", MAX("turn") AS "n", NULL AS "text" '
-         'FROM "llm_call" WHERE "tenant"={} AND "task_id" IN ({}) GROUP BY "task_id"')
+         'FROM "llm_call" WHERE "tenant"=${} AND "task_id"{} GROUP BY "task_id"')
 LOGGING = ('SELECT \'logging\' AS "of", "name" AS "key", NULL AS "n", "logging" AS "text" FROM "agent" '
-           'WHERE "tenant"={} AND "name" IN ({})')
+           'WHERE "tenant"=${} AND "name"{}')
 HOOKS = 'SELECT \'hooks\' AS "of", NULL AS "key", NULL AS "n", {} AS "text"'
+EACH_CHILDREN = ('SELECT \'children\' AS "of", CAST(w.id AS TEXT) AS "key", c.n AS "n", NULL AS "text" '
+                 'FROM unnest($2::uuid[]) AS w(id) CROSS JOIN LATERAL (SELECT MAX("sequence") AS n FROM "agent_task" '
+                 'WHERE "parent_id"=w.id AND "tenant"=$1) c WHERE c.n IS NOT NULL')
+EACH_TURN = ('SELECT \'turn\' AS "of", CAST(w.id AS TEXT) AS "key", t.n AS "n", NULL AS "text" '
+             'FROM unnest($2::uuid[]) AS w(id) CROSS JOIN LATERAL (SELECT MAX("turn") AS n FROM "llm_call" '
+             'WHERE "task_id"=w.id AND "tenant"=$1) t WHERE t.n IS NOT NULL')
 
 
 @dataclass(slots=True)
@@ -40,38 +56,68 @@ class Around:
     hooks: Hooks = NO_HOOKS
 
 
+def _in(dialect: str, n: int, kind: str) -> str:
+    return IN[dialect].format(n, kind)
+
+
+def _keys(dialect: str, keys: list[str]) -> Any:
+    return keys if dialect == "postgres" else compact_json(keys)
+
+
+@lru_cache(maxsize=4)
+def _tasks(dialect: str, locked: bool) -> str:
+    """The tasks of some ids, locked in the order of the ids given (sorted) when `locked` (SQLite's single writer
+    already holds them). On PostgreSQL each is looked up by itself by its key, the LIMIT keeping the planner from
+    joining the lookups into one: a young table has no statistics, and the planner would otherwise go through the
+    tenant's tasks for them."""
+    if dialect == "postgres":
+        return EACH_TASK.format(lock=" FOR UPDATE" if locked else "")
+    return TASKS
+
+
+@lru_cache(maxsize=2)
+def _around(dialect: str) -> str:
+    """A task's children are counted by its last child's `sequence` (children are numbered from 1 as they are
+    made, under the tree's lock, and only whole trees are ever deleted), which its index holds last. On PostgreSQL
+    the tenant and the task ids are given once, and each task's last child and last turn are looked up by
+    themselves, at the end of their indexes: a young table has no statistics, and the planner, taking the tenant
+    for a row or two, would otherwise count through all its tasks. SQLite numbers its parameters as they come,
+    and its planner uses the indexes as the statement is."""
+    if dialect == "postgres":
+        parts = [EACH_CHILDREN, EACH_TURN, LOGGING.format(1, _in(dialect, 3, "varchar[]")),
+                 HOOKS.format(hooks_column(dialect, 1))]
+    else:
+        parts = [CHILDREN.format(1, _in(dialect, 2, "")), TURNS.format(3, _in(dialect, 4, "")),
+                 LOGGING.format(5, _in(dialect, 6, "")), HOOKS.format(hooks_column(dialect, 7))]
+    return placeholders_for(dialect, " UNION ALL ".join(parts))
+
+
 async def tasks_under(conn: Any, tenant: str, task_ids: set[uuid.UUID]) -> Under:
     """The tasks of `task_ids` in the tenant that exist, and their roots locked in id order."""
     found = Under()
     if not task_ids:
         return found
-    for task in await AgentTask.filter(id__in=list(task_ids), tenant=tenant).using_db(conn):
+    dialect = conn.capabilities.dialect
+    ids = sorted(str(t) for t in task_ids)
+    for row in await conn.execute_query_dict(_tasks(dialect, False), [tenant, _keys(dialect, ids)]):
+        task = AgentTask._init_from_db(**row)
         found.tasks[task.id] = task
-    root_ids = sorted({task.root_id for task in found.tasks.values()})
+    root_ids = sorted({str(task.root_id) for task in found.tasks.values()})
     if root_ids:
-        locked = AgentTask.filter(id__in=root_ids, tenant=tenant).order_by("id").using_db(conn).select_for_update()
-        for root in await locked:
+        for row in await conn.execute_query_dict(_tasks(dialect, True), [tenant, _keys(dialect, root_ids)]):
+            root = AgentTask._init_from_db(**row)
             found.roots[root.id] = root
     return found
 
 
 async def around(conn: Any, tenant: str, task_ids: list[uuid.UUID], agents: list[str]) -> Around:
     """What placing needs besides the tasks, read after their trees are locked: one statement of keyed parts."""
-    parts, args = [], []
-
-    def marks(values: list[str]) -> str:
-        start = len(args) + 1
-        args.extend(values)
-        return ",".join(f"${n}" for n in range(start, start + len(values)))
-
-    ids = [str(t) for t in task_ids]
-    for part, keys in ((CHILDREN, ids), (TURNS, ids), (LOGGING, agents)):
-        if keys:
-            parts.append(part.format(marks([tenant]), marks(keys)))
-    parts.append(HOOKS.format(hooks_column(conn.capabilities.dialect, len(args) + 1)))
-    args.append(tenant)
+    dialect = conn.capabilities.dialect
+    ids = _keys(dialect, [str(t) for t in task_ids])
+    names = _keys(dialect, list(agents))
+    args = [tenant, ids, names] if dialect == "postgres" else [tenant, ids, tenant, ids, tenant, names, tenant]
     found = Around()
-    for row in await conn.execute_query_dict(placeholders(conn, " UNION ALL ".join(parts)), args):
+    for row in await conn.execute_query_dict(_around(dialect), args):
         of, key = row["of"], row["key"]
         if of == "children":
             found.children[uuid.UUID(key)] = row["n"]
