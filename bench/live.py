@@ -4,7 +4,9 @@ of the moment its span started) and without. For each export, the time from its 
 carried is readable, placed in the record or waiting as provisional work (`otlp_placed_span` or `otlp_span`, both
 committed in the transaction the export's first pass commits before answering, the rest by the passes just after):
 p50, p99 and max over the exports. And the ingest throughput, real spans a second from the first export until the
-whole trace is placed (the passes after the last answer included), with markers against without."""
+whole trace is placed (the passes after the last answer included), with markers against without: sent by one
+exporter, which waits for each answer (each export's placing) before its next, and by STREAMS exporters at once,
+each with a trace of its own, which is what the server can take."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from bench import ingest, otlp
 from bench.common import TENANT, Figure, higher_is_better, informational, lower_is_better
 
 EXPORTS = 20
+STREAMS = 4
 REPEATS = 3
 PLACED = ("SELECT (SELECT COUNT(*) FROM otlp_placed_span WHERE tenant=$1 AND trace_id=$2 AND kind<>'other') - "
           "(SELECT COUNT(*) FROM otlp_span WHERE tenant=$1 AND trace_id=$2)")
@@ -89,6 +92,37 @@ async def one_run(base: str, url: str, marked: bool) -> tuple[list[float], float
     return latencies, len(spans) / whole
 
 
+async def streams_run(base: str, url: str, marked: bool) -> float:
+    """STREAMS traces sent at once, each by an exporter of its own sending its next export as soon as the last is
+    answered: real spans a second until every trace is placed whole, the server's capacity rather than one
+    exporter's pace (which waits for each export's placing in turn)."""
+    made = [trace_with_markers() for _ in range(STREAMS)]
+    cuts = [exports(spans, markers if marked else []) for spans, markers in made]
+    trace_ids = [format(spans[0].context.trace_id, "032x") for spans, _ in made]
+    senders = [otlp.exporter(base) for _ in range(STREAMS)]
+
+    def send(sender, cut: list[list[ReadableSpan]]) -> None:
+        for part in cut:
+            if sender.export(part) != SpanExportResult.SUCCESS:
+                raise RuntimeError("the exporter did not deliver an export")
+
+    conn = await asyncpg.connect(url)
+    try:
+        start = time.perf_counter()
+        await asyncio.gather(*(asyncio.to_thread(send, sender, cut) for sender, cut in zip(senders, cuts)))
+        for (spans, _), trace_id in zip(made, trace_ids):
+            while await conn.fetchval(PLACED, TENANT, trace_id) < len(spans):
+                if time.perf_counter() - start > GIVE_UP_S:
+                    raise RuntimeError("a trace was not placed whole")
+                await asyncio.sleep(0.002)
+        whole = time.perf_counter() - start
+    finally:
+        await conn.close()
+        for sender in senders:
+            sender.shutdown()
+    return sum(len(spans) for spans, _ in made) / whole
+
+
 def quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -103,6 +137,10 @@ async def figures(url: str) -> list[Figure]:
                 latencies, rate = await one_run(base, url, marked)
                 found[marked][0].extend(latencies)
                 found[marked][1].append(rate)
+        at_once: dict[bool, list[float]] = {True: [], False: []}
+        for _ in range(REPEATS):
+            for marked in (False, True):
+                at_once[marked].append(await streams_run(base, url, marked))
     result = []
     for marked, name in ((True, "with_markers"), (False, "without_markers")):
         latencies, rates = found[marked]
@@ -114,4 +152,7 @@ async def figures(url: str) -> list[Figure]:
         ]
     with_rate, without_rate = statistics.median(found[True][1]), statistics.median(found[False][1])
     result.append(higher_is_better("live_ingest_with_markers", with_rate, without_rate, "spans/s", 0.9, True))
+    with_rate, without_rate = statistics.median(at_once[True]), statistics.median(at_once[False])
+    result.append(higher_is_better(f"live_ingest_{STREAMS}_at_once_with_markers", with_rate, without_rate, "spans/s",
+                                   0.9, True))
     return result
