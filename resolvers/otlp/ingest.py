@@ -103,24 +103,28 @@ def body_text(span: Mapped) -> str:
 
 
 async def what_is_known(conn: Any, tenant: str, trace_id: str, fresh: dict[str, Mapped], received_us: int,
-                        since_us: int) -> tuple[Spans, dict[str, Mapped]]:
+                        since_us: int) -> tuple[Spans, dict[str, Mapped], list[KnownSpan]]:
     """What placing needs of the trace, read by span id: the export's spans (`fresh`; without them, the spans
     waiting since `since_us` or longer), each one's ancestors up to its agent, and the trace's stand-in. Returns
-    them, and the export's spans not taken before."""
+    them, the export's spans not taken before, and, read in the same statement, the level just below the export's
+    spans (`with_waiting_below`)."""
     spans: Spans = {}
+    below: list[KnownSpan] = []
     if fresh:
         wanted = set(fresh) | {s.parent_span_id for s in fresh.values() if s.parent_span_id} | {STAND_IN_SPAN}
+        found, below = await waiting_spans.known_and_below(conn, tenant, trace_id, sorted(wanted), sorted(fresh))
     else:
         spans = {s.span_id: s for s in await waiting_spans.due(conn, tenant, trace_id, since_us)}
         wanted = {s.parent_span_id for s in spans.values() if s.parent_span_id} - set(spans) | {STAND_IN_SPAN}
-    for span in await waiting_spans.known(conn, tenant, trace_id, sorted(wanted)):
+        found = await waiting_spans.known(conn, tenant, trace_id, sorted(wanted))
+    for span in found:
         spans[span.span_id] = span
     new = {sid: span for sid, span in fresh.items() if sid not in spans}
     for sid, span in new.items():
         spans[sid] = KnownSpan(sid, span.parent_span_id, span.kind, None if span.marker else received_us,
                                span.kind == OTHER)
     await with_ancestors(conn, tenant, trace_id, spans, wanted)
-    return spans, new
+    return spans, new, below
 
 
 async def as_they_are(conn: Any, tenant: str, trace_id: str, span_ids: list[str],
@@ -147,11 +151,17 @@ async def with_ancestors(conn: Any, tenant: str, trace_id: str, spans: Spans, lo
 
 
 async def with_waiting_below(conn: Any, tenant: str, trace_id: str, spans: Spans, found: dict[str, Target],
-                             new: dict[str, Mapped], due_us: int) -> dict[str, Target]:
+                             new: dict[str, Mapped], due_us: int, read: list[KnownSpan],
+                             read_of: set[str]) -> dict[str, Target]:
     """Where spans go, once the spans waiting below those placed now (and below the export's folded spans)
-    are known too."""
-    above = sorted(set(found) | {sid for sid, span in new.items() if span.kind == OTHER})
-    below = [s for s in await waiting_spans.waiting_below(conn, tenant, trace_id, above) if s.span_id not in spans]
+    are known too. `read` is the level below the spans of `read_of`, as read already: only the level below the
+    others is read now."""
+    above = set(found) | {sid for sid, span in new.items() if span.kind == OTHER}
+    first = [span for span in read if span.parent_span_id in above]
+    if unread := sorted(above - read_of):
+        first += await waiting_spans.level_below(conn, tenant, trace_id, unread)
+    below = [s for s in await waiting_spans.waiting_below(conn, tenant, trace_id, sorted(above), first)
+             if s.span_id not in spans]
     if not below:
         return found
     for span in below:
@@ -258,12 +268,12 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
         await waiting_spans.lock_trace(conn, tenant, trace_id)
         opened = await waiting_spans.seen(conn, tenant, trace_id, received) if fresh else {}
         since_us = received if every_waiting else due_us
-        spans, new = await what_is_known(conn, tenant, trace_id, fresh, received, since_us)
+        spans, new, below = await what_is_known(conn, tenant, trace_id, fresh, received, since_us)
         closing = {sid: (uuid.UUID(opened[sid]), span) for sid, span in fresh.items()
                    if sid in opened and not span.marker}
         found = targets(spans, due_us)
         if found or any(span.kind == OTHER for span in new.values()):
-            found = await with_waiting_below(conn, tenant, trace_id, spans, found, new, due_us)
+            found = await with_waiting_below(conn, tenant, trace_id, spans, found, new, due_us, below, set(fresh))
         cut = passes(spans, found, settings.otlp_pass_spans())
         first = {sid: found[sid] for sid in cut[0]} if cut else {}
         waiting = {sid: waiting_row(tenant, span, received) for sid, span in new.items()

@@ -59,6 +59,19 @@ BELOW = {
         f"AND \"kind\"='{OTHER}'"
     ),
 }
+
+def _known_and_below() -> dict[str, str]:
+    """KNOWN of some span ids ($3), and in the same statement BELOW of others ($4), told apart by "below"."""
+    columns = '"span_id","parent_span_id","kind","received_us","task_id","tool","placed"'
+    return {
+        "postgres": (f'SELECT k.*,0 AS "below" FROM ({KNOWN["postgres"]}) k UNION ALL SELECT {columns},1 '
+                     f'FROM ({BELOW["postgres"].replace("$3::varchar[]", "$4::varchar[]")}) b'),
+        "sqlite": f'SELECT k.*,0 AS "below" FROM ({KNOWN["sqlite"]}) k UNION ALL SELECT {columns},1 '
+                  f'FROM ({BELOW["sqlite"]}) b',
+    }
+
+
+KNOWN_AND_BELOW = _known_and_below()
 BODIES = {
     "postgres": (
         'SELECT s.* FROM unnest($3::varchar[]) AS w(id) CROSS JOIN LATERAL (SELECT "span_id","body" FROM "otlp_span" '
@@ -132,17 +145,38 @@ async def known_with_bodies(conn: Any, tenant: str, trace_id: str,
             {row["span_id"]: row["body"] for row in rows if row["body"] is not None})
 
 
-async def waiting_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> list[KnownSpan]:
+async def known_and_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str],
+                          parents: list[str]) -> tuple[list[KnownSpan], list[KnownSpan]]:
+    """`known` of `span_ids`, and the level just below `parents` as `waiting_below` reads it, in one statement."""
+    if conn.capabilities.dialect == "postgres":
+        rows = await conn.execute_query_dict(KNOWN_AND_BELOW["postgres"], [tenant, trace_id, span_ids, parents])
+    else:
+        ids, below = compact_json(span_ids), compact_json(parents)
+        rows = await conn.execute_query_dict(KNOWN_AND_BELOW["sqlite"],
+                                             [tenant, trace_id, ids] * 2 + [tenant, trace_id, below] * 2)
+    spans = [_known(row, bool(row["placed"])) for row in rows]
+    return ([span for span, row in zip(spans, rows) if not row["below"]],
+            [span for span, row in zip(spans, rows) if row["below"]])
+
+
+async def level_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> list[KnownSpan]:
+    """The waiting spans, and the folded spans placed, whose parents are the spans of `span_ids`."""
+    return [_known(row, bool(row["placed"])) for row in await _keyed(conn, BELOW, tenant, trace_id, span_ids, times=2)]
+
+
+async def waiting_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str],
+                        first: list[KnownSpan] | None = None) -> list[KnownSpan]:
     """Every waiting span below the spans of `span_ids`, through waiting spans and through folded spans already
     placed (a span folded away is placed on arrival, while what hangs below it may wait): one statement a
-    level, the folded spans found returned too. On PostgreSQL each parent is looked up by itself, with its tenant
-    and trace (every statement names the tenant, SPEC 8.3). (A recursive statement, level joined to level, ran
-    as a scan of the table per span.)"""
+    level, the folded spans found returned too; `first`, when given, is the first level as read already. On
+    PostgreSQL each parent is looked up by itself, with its tenant and trace (every statement names the tenant,
+    SPEC 8.3). (A recursive statement, level joined to level, ran as a scan of the table per span.)"""
     found: list[KnownSpan] = []
     seen = set(span_ids)
     while span_ids:
-        rows = await _keyed(conn, BELOW, tenant, trace_id, span_ids, times=2)
-        level = [_known(row, bool(row["placed"])) for row in rows if row["span_id"] not in seen]
+        level = await level_below(conn, tenant, trace_id, span_ids) if first is None else first
+        first = None
+        level = [span for span in level if span.span_id not in seen]
         seen.update(span.span_id for span in level)
         found += level
         span_ids = [span.span_id for span in level]
