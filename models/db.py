@@ -17,6 +17,7 @@ from tortoise.connection import get_connection
 from tortoise.migrations.executor import MigrationExecutor
 
 from models import hosts, settings
+from models.record.chain import compact_json
 
 APP = "agentlog"
 MODEL_MODULES = [
@@ -48,6 +49,11 @@ def placeholders(conn: Any, sql: str) -> str:
 def placeholders_for(dialect: str, sql: str) -> str:
     """`sql` written with PostgreSQL's $n placeholders, as the `dialect` takes them."""
     return sql if dialect == "postgres" else re.sub(r"\$\d+", "?", sql)
+
+
+def keys_for(dialect: str, keys: list[str]) -> list[str] | str:
+    """Keys given as one parameter: an array on PostgreSQL, a JSON list (read with `json_each`) on SQLite."""
+    return keys if dialect == "postgres" else compact_json(keys)
 
 
 def database_url() -> str:

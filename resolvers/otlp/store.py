@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.record.chain import compact_json
-from models.db import placeholders
+from models.db import keys_for, placeholders
 from resolvers.otlp.mapping import OTHER
 from resolvers.otlp.place import STAND_IN_SPAN, KnownSpan
 from resolvers.write.append import insert_rows
@@ -60,6 +59,7 @@ BELOW = {
     ),
 }
 
+
 def _known_and_below() -> dict[str, str]:
     """KNOWN of some span ids ($3), and in the same statement BELOW of others ($4), told apart by "below"."""
     columns = '"span_id","parent_span_id","kind","received_us","task_id","tool","placed"'
@@ -105,9 +105,9 @@ async def _keyed(conn: Any, statements: dict[str, str], tenant: str, trace_id: s
     """A statement keyed by span ids, for one trace. On PostgreSQL each id is looked up by itself (a lateral
     lookup per id): a young table has no statistics, and the planner, taking the trace for one row, would
     otherwise scan the whole trace. SQLite's planner looks the ids up through the index as they are."""
-    if conn.capabilities.dialect == "postgres":
-        return await conn.execute_query_dict(statements["postgres"], [tenant, trace_id, span_ids])
-    return await conn.execute_query_dict(statements["sqlite"], [tenant, trace_id, compact_json(span_ids)] * times)
+    dialect = conn.capabilities.dialect
+    args = [tenant, trace_id, keys_for(dialect, span_ids)]
+    return await conn.execute_query_dict(statements[dialect], args if dialect == "postgres" else args * times)
 
 
 def _known(row: dict[str, Any], placed: bool) -> KnownSpan:
@@ -148,12 +148,13 @@ async def known_with_bodies(conn: Any, tenant: str, trace_id: str,
 async def known_and_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str],
                           parents: list[str]) -> tuple[list[KnownSpan], list[KnownSpan]]:
     """`known` of `span_ids`, and the level just below `parents` as `waiting_below` reads it, in one statement."""
-    if conn.capabilities.dialect == "postgres":
-        rows = await conn.execute_query_dict(KNOWN_AND_BELOW["postgres"], [tenant, trace_id, span_ids, parents])
+    dialect = conn.capabilities.dialect
+    ids, below = keys_for(dialect, span_ids), keys_for(dialect, parents)
+    if dialect == "postgres":
+        args = [tenant, trace_id, ids, below]
     else:
-        ids, below = compact_json(span_ids), compact_json(parents)
-        rows = await conn.execute_query_dict(KNOWN_AND_BELOW["sqlite"],
-                                             [tenant, trace_id, ids] * 2 + [tenant, trace_id, below] * 2)
+        args = [tenant, trace_id, ids] * 2 + [tenant, trace_id, below] * 2
+    rows = await conn.execute_query_dict(KNOWN_AND_BELOW[dialect], args)
     spans = [_known(row, bool(row["placed"])) for row in rows]
     return ([span for span, row in zip(spans, rows) if not row["below"]],
             [span for span, row in zip(spans, rows) if row["below"]])
@@ -261,8 +262,7 @@ async def closed(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> 
     """Opened tasks that have ended: their span came, or the sweep ended them."""
     if span_ids:
         dialect = conn.capabilities.dialect
-        keys = span_ids if dialect == "postgres" else compact_json(span_ids)
-        await conn.execute_query(CLOSED[dialect], [tenant, trace_id, keys])
+        await conn.execute_query(CLOSED[dialect], [tenant, trace_id, keys_for(dialect, span_ids)])
 
 
 async def quiet_traces(conn: Any, since_us: int) -> list[tuple[str, str]]:

@@ -15,11 +15,10 @@ from functools import lru_cache
 from typing import Any
 
 from models import AgentTask
-from models.db import placeholders_for
-from models.record.chain import compact_json
+from models.db import keys_for, placeholders_for
 from resolvers.webhooks.wanted import NO_HOOKS, Hooks, hooks_column, hooks_of
 
-IN = {"postgres": "=ANY(${}::{})", "sqlite": " IN (SELECT \"value\" FROM json_each(${}))"}
+JSON_IN = ' IN (SELECT "value" FROM json_each(${}))'
 EACH_TASK = ('SELECT t.* FROM unnest($2::uuid[]) AS w(id) CROSS JOIN LATERAL (SELECT * FROM "agent_task" '
              'WHERE "id"=w.id AND "tenant"=$1 LIMIT 1{lock}) t')
 TASKS = 'SELECT * FROM "agent_task" WHERE "tenant"=? AND "id" IN (SELECT "value" FROM json_each(?)) ORDER BY "id"'
@@ -56,14 +55,6 @@ class Around:
     hooks: Hooks = NO_HOOKS
 
 
-def _in(dialect: str, n: int, kind: str) -> str:
-    return IN[dialect].format(n, kind)
-
-
-def _keys(dialect: str, keys: list[str]) -> Any:
-    return keys if dialect == "postgres" else compact_json(keys)
-
-
 @lru_cache(maxsize=4)
 def _tasks(dialect: str, locked: bool) -> str:
     """The tasks of some ids, locked in the order of the ids given (sorted) when `locked` (SQLite's single writer
@@ -84,11 +75,11 @@ def _around(dialect: str) -> str:
     for a row or two, would otherwise count through all its tasks. SQLite numbers its parameters as they come,
     and its planner uses the indexes as the statement is."""
     if dialect == "postgres":
-        parts = [EACH_CHILDREN, EACH_TURN, LOGGING.format(1, _in(dialect, 3, "varchar[]")),
+        parts = [EACH_CHILDREN, EACH_TURN, LOGGING.format(1, "=ANY($3::varchar[])"),
                  HOOKS.format(hooks_column(dialect, 1))]
     else:
-        parts = [CHILDREN.format(1, _in(dialect, 2, "")), TURNS.format(3, _in(dialect, 4, "")),
-                 LOGGING.format(5, _in(dialect, 6, "")), HOOKS.format(hooks_column(dialect, 7))]
+        parts = [CHILDREN.format(1, JSON_IN.format(2)), TURNS.format(3, JSON_IN.format(4)),
+                 LOGGING.format(5, JSON_IN.format(6)), HOOKS.format(hooks_column(dialect, 7))]
     return placeholders_for(dialect, " UNION ALL ".join(parts))
 
 
@@ -99,12 +90,12 @@ async def tasks_under(conn: Any, tenant: str, task_ids: set[uuid.UUID]) -> Under
         return found
     dialect = conn.capabilities.dialect
     ids = sorted(str(t) for t in task_ids)
-    for row in await conn.execute_query_dict(_tasks(dialect, False), [tenant, _keys(dialect, ids)]):
+    for row in await conn.execute_query_dict(_tasks(dialect, False), [tenant, keys_for(dialect, ids)]):
         task = AgentTask._init_from_db(**row)
         found.tasks[task.id] = task
     root_ids = sorted({str(task.root_id) for task in found.tasks.values()})
     if root_ids:
-        for row in await conn.execute_query_dict(_tasks(dialect, True), [tenant, _keys(dialect, root_ids)]):
+        for row in await conn.execute_query_dict(_tasks(dialect, True), [tenant, keys_for(dialect, root_ids)]):
             root = AgentTask._init_from_db(**row)
             found.roots[root.id] = root
     return found
@@ -113,8 +104,8 @@ async def tasks_under(conn: Any, tenant: str, task_ids: set[uuid.UUID]) -> Under
 async def around(conn: Any, tenant: str, task_ids: list[uuid.UUID], agents: list[str]) -> Around:
     """What placing needs besides the tasks, read after their trees are locked: one statement of keyed parts."""
     dialect = conn.capabilities.dialect
-    ids = _keys(dialect, [str(t) for t in task_ids])
-    names = _keys(dialect, list(agents))
+    ids = keys_for(dialect, [str(t) for t in task_ids])
+    names = keys_for(dialect, list(agents))
     args = [tenant, ids, names] if dialect == "postgres" else [tenant, ids, tenant, ids, tenant, names, tenant]
     found = Around()
     for row in await conn.execute_query_dict(_around(dialect), args):
