@@ -60,6 +60,14 @@ def _id(span: ReadableSpan) -> str:
     return format(span.context.span_id, "016x")
 
 
+async def placed_whole(conn: asyncpg.Connection, trace_id: str, spans: int, start: float) -> None:
+    """Until the trace's `spans` real spans are all placed, or GIVE_UP_S after `start`."""
+    while await conn.fetchval(PLACED, TENANT, trace_id) < spans:
+        if time.perf_counter() - start > GIVE_UP_S:
+            raise RuntimeError("the trace was not placed whole")
+        await asyncio.sleep(0.002)
+
+
 async def one_run(base: str, url: str, marked: bool) -> tuple[list[float], float]:
     """Per export, seconds from its answer until its spans are readable; and real spans a second until the whole
     trace is placed."""
@@ -81,10 +89,7 @@ async def one_run(base: str, url: str, marked: bool) -> tuple[list[float], float
                     raise RuntimeError("an export's spans were not readable")
                 await asyncio.sleep(0.002)
             latencies.append(time.perf_counter() - answered)
-        while await conn.fetchval(PLACED, TENANT, trace_id) < len(spans):
-            if time.perf_counter() - start > GIVE_UP_S:
-                raise RuntimeError("the trace was not placed whole")
-            await asyncio.sleep(0.002)
+        await placed_whole(conn, trace_id, len(spans), start)
         whole = time.perf_counter() - start
     finally:
         await conn.close()
@@ -111,10 +116,7 @@ async def streams_run(base: str, url: str, marked: bool) -> float:
         start = time.perf_counter()
         await asyncio.gather(*(asyncio.to_thread(send, sender, cut) for sender, cut in zip(senders, cuts)))
         for (spans, _), trace_id in zip(made, trace_ids):
-            while await conn.fetchval(PLACED, TENANT, trace_id) < len(spans):
-                if time.perf_counter() - start > GIVE_UP_S:
-                    raise RuntimeError("a trace was not placed whole")
-                await asyncio.sleep(0.002)
+            await placed_whole(conn, trace_id, len(spans), start)
         whole = time.perf_counter() - start
     finally:
         await conn.close()
