@@ -1,7 +1,7 @@
 """What a placing pass reads of the tasks stored before it that its spans go under, in statements whose number does
-not grow with theirs: the tasks; their trees' roots, locked in one statement; then, under those locks, in one
-statement, how many children each task has, its last turn, the logging of the agents the pass writes for, and the
-tenant's webhooks (resolvers/webhooks/wanted.py).
+not grow with theirs: the tasks and their trees' roots, locked, in one statement (on SQLite, whose single writer
+already holds them, in two); then, under those locks, in one statement, how many children each task has, its last
+turn, the logging of the agents the pass writes for, and the tenant's webhooks (resolvers/webhooks/wanted.py).
 
 Each statement's text is the same however many keys it is given (an array on PostgreSQL, a JSON list on SQLite):
 the driver prepares it once per connection, and PostgreSQL may plan it once, rather than once for every count of
@@ -19,8 +19,13 @@ from models.db import keys_for, placeholders_for
 from resolvers.webhooks.wanted import NO_HOOKS, Hooks, hooks_column, hooks_of
 
 JSON_IN = ' IN (SELECT "value" FROM json_each(${}))'
-EACH_TASK = ('SELECT t.* FROM unnest($2::uuid[]) AS w(id) CROSS JOIN LATERAL (SELECT * FROM "agent_task" '
-             'WHERE "id"=w.id AND "tenant"=$1 LIMIT 1{lock}) t')
+TASKS_AND_ROOTS = (
+    'WITH "found" AS (SELECT t.* FROM unnest($2::uuid[]) AS w(id) CROSS JOIN LATERAL (SELECT * FROM "agent_task" '
+    'WHERE "id"=w.id AND "tenant"=$1 LIMIT 1) t) '
+    'SELECT 0 AS "is_root",f.* FROM "found" f UNION ALL '
+    'SELECT 1,r.* FROM (SELECT DISTINCT "root_id" FROM "found" ORDER BY "root_id") k CROSS JOIN LATERAL '
+    '(SELECT * FROM "agent_task" WHERE "id"=k."root_id" AND "tenant"=$1 LIMIT 1 FOR UPDATE) r'
+)
 TASKS = 'SELECT * FROM "agent_task" WHERE "tenant"=? AND "id" IN (SELECT "value" FROM json_each(?)) ORDER BY "id"'
 CHILDREN = ('SELECT \'children\' AS "of", CAST("parent_id" AS TEXT) AS "key", MAX("sequence") AS "n", '
             'NULL AS "text" FROM "agent_task" WHERE "tenant"=${} AND "parent_id"{} GROUP BY "parent_id"')
@@ -55,17 +60,6 @@ class Around:
     hooks: Hooks = NO_HOOKS
 
 
-@lru_cache(maxsize=4)
-def _tasks(dialect: str, locked: bool) -> str:
-    """The tasks of some ids, locked in the order of the ids given (sorted) when `locked` (SQLite's single writer
-    already holds them). On PostgreSQL each is looked up by itself by its key, the LIMIT keeping the planner from
-    joining the lookups into one: a young table has no statistics, and the planner would otherwise go through the
-    tenant's tasks for them."""
-    if dialect == "postgres":
-        return EACH_TASK.format(lock=" FOR UPDATE" if locked else "")
-    return TASKS
-
-
 @lru_cache(maxsize=2)
 def _around(dialect: str) -> str:
     """A task's children are counted by its last child's `sequence` (children are numbered from 1 as they are
@@ -84,18 +78,27 @@ def _around(dialect: str) -> str:
 
 
 async def tasks_under(conn: Any, tenant: str, task_ids: set[uuid.UUID]) -> Under:
-    """The tasks of `task_ids` in the tenant that exist, and their roots locked in id order."""
+    """The tasks of `task_ids` in the tenant that exist, and their roots locked in id order. On PostgreSQL in one
+    statement, each task and each root looked up by itself by its key, the LIMIT keeping the planner from joining
+    the lookups into one: a young table has no statistics, and the planner would otherwise go through the tenant's
+    tasks for them. The roots come from the statement's lock, as they are once it is held; the tasks as they were
+    when it began, as they would be read before it."""
     found = Under()
     if not task_ids:
         return found
     dialect = conn.capabilities.dialect
-    ids = sorted(str(t) for t in task_ids)
-    for row in await conn.execute_query_dict(_tasks(dialect, False), [tenant, keys_for(dialect, ids)]):
+    ids = keys_for(dialect, sorted(str(t) for t in task_ids))
+    if dialect == "postgres":
+        for row in await conn.execute_query_dict(TASKS_AND_ROOTS, [tenant, ids]):
+            task = AgentTask._init_from_db(**{k: v for k, v in row.items() if k != "is_root"})
+            (found.roots if row["is_root"] else found.tasks)[task.id] = task
+        return found
+    for row in await conn.execute_query_dict(TASKS, [tenant, ids]):
         task = AgentTask._init_from_db(**row)
         found.tasks[task.id] = task
     root_ids = sorted({str(task.root_id) for task in found.tasks.values()})
     if root_ids:
-        for row in await conn.execute_query_dict(_tasks(dialect, True), [tenant, keys_for(dialect, root_ids)]):
+        for row in await conn.execute_query_dict(TASKS, [tenant, keys_for(dialect, root_ids)]):
             root = AgentTask._init_from_db(**row)
             found.roots[root.id] = root
     return found
