@@ -240,11 +240,9 @@ async def record_placed(conn: Any, one: Pass, known: Known, planned: Planned) ->
                          str(one.ids[sid]) if sid in one.ids else None,
                          known.bodies[sid]["fields"]["tool"] if spans[sid].kind == TOOL else None)
                for sid in one.found]
-    await waiting_spans.placed(conn, tenant, trace_id, entries + one.folded)
-    await waiting_spans.no_longer_waiting(conn, tenant, trace_id, one.waited)
-    await waiting_spans.opened(conn, tenant, trace_id, [(sid, str(one.ids[sid])) for sid in sorted(one.opening)],
-                               micros(one.now))
-    await waiting_spans.closed(conn, tenant, trace_id, sorted(one.closing))
+    await waiting_spans.placed_now(conn, tenant, trace_id, entries + one.folded, one.waited,
+                                   [(sid, str(one.ids[sid])) for sid in sorted(one.opening)], micros(one.now),
+                                   sorted(one.closing))
 
 
 async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,

@@ -13,9 +13,12 @@ from models.db import keys_for, placeholders
 from resolvers.otlp.mapping import OTHER
 from resolvers.otlp.place import STAND_IN_SPAN, KnownSpan
 from resolvers.write.append import insert_rows
+from resolvers.write.one_statement import Statement, together
 
 WAITING_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "body", "received_us")
 PLACED_COLUMNS = ("tenant", "trace_id", "span_id", "parent_span_id", "kind", "task_id", "tool")
+AT_ONCE_BELOW = 250
+PLACED_TYPES = ("varchar", "varchar", "varchar", "varchar", "varchar", "uuid", "text")
 SPAN = '"span_id","parent_span_id","kind"'
 
 
@@ -116,13 +119,16 @@ def _known(row: dict[str, Any], placed: bool) -> KnownSpan:
                      None if task_id is None else str(task_id), row.get("tool"))
 
 
-LOCK = "SELECT set_config('jit', 'off', true), pg_advisory_xact_lock(hashtext($1))"
+LOCK = ("SELECT set_config('jit', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true), "
+        "pg_advisory_xact_lock(hashtext($1))")
 
 
 async def lock_trace(conn: Any, tenant: str, trace_id: str) -> None:
     """Placers of one trace take turns (on SQLite the single writer already serialises them). The keyed
     lookups are many small index probes whose summed estimate would have PostgreSQL compile them (half a
-    second): not within this transaction."""
+    second): not within this transaction. Nor is any statement of it planned again for its values: each is a
+    lookup by keys, whose plan is the same whatever they are, and planning some (the reads of a pass's tasks,
+    given arrays of keys) cost more than running them."""
     if conn.capabilities.dialect == "postgres":
         await conn.execute_query(LOCK, [f"{tenant}/{trace_id}"])
 
@@ -232,6 +238,7 @@ async def stand_in(conn: Any, tenant: str, trace_id: str, task_id: str | None) -
 
 
 OPEN_COLUMNS = ("tenant", "trace_id", "span_id", "task_id", "seen_us")
+OPEN_TYPES = ("varchar", "varchar", "varchar", "uuid", "bigint")
 SEEN = ('UPDATE "otlp_open_task" SET "seen_us"=$1 WHERE "tenant"=$2 AND "trace_id"=$3 '
         'RETURNING "span_id","task_id"')
 QUIET = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_open_task" WHERE "seen_us"<=$1'
@@ -274,3 +281,41 @@ async def quiet_traces(conn: Any, since_us: int) -> list[tuple[str, str]]:
 async def quiet_in_trace(conn: Any, tenant: str, trace_id: str, since_us: int) -> dict[str, str]:
     rows = await conn.execute_query_dict(placeholders(conn, QUIET_IN_TRACE), [tenant, trace_id, since_us])
     return {row["span_id"]: str(row["task_id"]) for row in rows}
+
+
+def _columns_insert(table: str, columns: tuple[str, ...], types: tuple[str, ...], tenant: str, trace_id: str,
+                    rows: list[tuple]) -> Statement:
+    """Rows of one trace (`columns` begin with the tenant and the trace, which the rows leave out) as one INSERT of
+    a column array each: the same text however many rows there are."""
+    names = ",".join(f'"{c}"' for c in columns)
+    arrays = ",".join(f"${at}::{kind}[]" for at, kind in enumerate(types[2:], 3))
+    return Statement(f'INSERT INTO "{table}" ({names}) SELECT $1,$2,u.* FROM unnest({arrays}) AS u',
+                     [tenant, trace_id, *(list(column) for column in zip(*rows))])
+
+
+async def placed_now(conn: Any, tenant: str, trace_id: str, spans: list[KnownSpan], waited: list[str],
+                     opening: list[tuple[str, str]], seen_us: int, closing: list[str]) -> None:
+    """What a pass leaves of its spans: `placed`, `no_longer_waiting`, `opened` and `closed` of these. On
+    PostgreSQL, for fewer than AT_ONCE_BELOW spans, in one statement: none of the four touches a row another does
+    (a span opened now was not opened before, so it is not closed now)."""
+    if conn.capabilities.dialect != "postgres" or len(spans) >= AT_ONCE_BELOW:
+        await placed(conn, tenant, trace_id, spans)
+        await no_longer_waiting(conn, tenant, trace_id, waited)
+        await opened(conn, tenant, trace_id, opening, seen_us)
+        await closed(conn, tenant, trace_id, closing)
+        return
+    writes = []
+    if spans:
+        writes.append(_columns_insert("otlp_placed_span", PLACED_COLUMNS, PLACED_TYPES, tenant, trace_id, [
+            (s.span_id, s.parent_span_id, s.kind, s.task_id, s.tool) for s in spans]))
+    if opening:
+        writes.append(_columns_insert("otlp_open_task", OPEN_COLUMNS, OPEN_TYPES, tenant, trace_id, [
+            (span_id, task_id, seen_us) for span_id, task_id in opening]))
+    if closing:
+        writes.append(Statement(CLOSED["postgres"], [tenant, trace_id, closing]))
+    if waited:
+        writes.append(Statement(NO_LONGER_WAITING["postgres"], [tenant, trace_id, waited]))
+    if writes:
+        last = writes.pop()
+        statement = together(writes, last)
+        await conn.execute_query(statement.sql, statement.args)
