@@ -103,16 +103,19 @@ def body_text(span: Mapped) -> str:
 
 
 async def what_is_known(conn: Any, tenant: str, trace_id: str, fresh: dict[str, Mapped], received_us: int,
-                        since_us: int) -> tuple[Spans, dict[str, Mapped], list[KnownSpan]]:
+                        since_us: int) -> tuple[Spans, dict[str, Mapped], list[KnownSpan], dict[str, str]]:
     """What placing needs of the trace, read by span id: the export's spans (`fresh`; without them, the spans
     waiting since `since_us` or longer), each one's ancestors up to its agent, and the trace's stand-in. Returns
     them, the export's spans not taken before, and, read in the same statement, the level just below the export's
-    spans (`with_waiting_below`)."""
+    spans (`with_waiting_below`) and the tasks start markers opened in the trace, marked seen now that spans of it
+    came (`waiting_spans.seen`), by the span id whose end they wait for."""
     spans: Spans = {}
     below: list[KnownSpan] = []
+    opened: dict[str, str] = {}
     if fresh:
         wanted = set(fresh) | {s.parent_span_id for s in fresh.values() if s.parent_span_id} | {STAND_IN_SPAN}
-        found, below = await waiting_spans.known_and_below(conn, tenant, trace_id, sorted(wanted), sorted(fresh))
+        found, below, opened = await waiting_spans.known_and_below(conn, tenant, trace_id, sorted(wanted),
+                                                                   sorted(fresh), received_us)
     else:
         spans = {s.span_id: s for s in await waiting_spans.due(conn, tenant, trace_id, since_us)}
         wanted = {s.parent_span_id for s in spans.values() if s.parent_span_id} - set(spans) | {STAND_IN_SPAN}
@@ -124,7 +127,7 @@ async def what_is_known(conn: Any, tenant: str, trace_id: str, fresh: dict[str, 
         spans[sid] = KnownSpan(sid, span.parent_span_id, span.kind, None if span.marker else received_us,
                                span.kind == OTHER)
     await with_ancestors(conn, tenant, trace_id, spans, wanted)
-    return spans, new, below
+    return spans, new, below, opened
 
 
 async def as_they_are(conn: Any, tenant: str, trace_id: str, span_ids: list[str],
@@ -264,9 +267,8 @@ async def place_trace(tenant: str, trace_id: str, now: datetime, wait_s: float,
     one, planned = None, None
     async with in_transaction() as conn:
         await waiting_spans.lock_trace(conn, tenant, trace_id)
-        opened = await waiting_spans.seen(conn, tenant, trace_id, received) if fresh else {}
         since_us = received if every_waiting else due_us
-        spans, new, below = await what_is_known(conn, tenant, trace_id, fresh, received, since_us)
+        spans, new, below, opened = await what_is_known(conn, tenant, trace_id, fresh, received, since_us)
         closing = {sid: (uuid.UUID(opened[sid]), span) for sid, span in fresh.items()
                    if sid in opened and not span.marker}
         found = targets(spans, due_us)

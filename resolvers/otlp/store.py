@@ -64,11 +64,16 @@ BELOW = {
 
 
 def _known_and_below() -> dict[str, str]:
-    """KNOWN of some span ids ($3), and in the same statement BELOW of others ($4), told apart by "below"."""
+    """KNOWN of some span ids ($3), and in the same statement BELOW of others ($4), told apart by "below"; on
+    PostgreSQL, the same statement also marks the trace's opened tasks seen at $5 (SEEN) and returns them, "below"
+    2, as a data-modifying WITH, which PostgreSQL runs exactly once whatever reads it."""
     columns = '"span_id","parent_span_id","kind","received_us","task_id","tool","placed"'
+    seen = 'UPDATE "otlp_open_task" SET "seen_us"=$5 WHERE "tenant"=$1 AND "trace_id"=$2 RETURNING "span_id","task_id"'
     return {
-        "postgres": (f'SELECT k.*,0 AS "below" FROM ({KNOWN["postgres"]}) k UNION ALL SELECT {columns},1 '
-                     f'FROM ({BELOW["postgres"].replace("$3::varchar[]", "$4::varchar[]")}) b'),
+        "postgres": (f'WITH "seen" AS ({seen}) '
+                     f'SELECT k.*,0 AS "below" FROM ({KNOWN["postgres"]}) k UNION ALL SELECT {columns},1 '
+                     f'FROM ({BELOW["postgres"].replace("$3::varchar[]", "$4::varchar[]")}) b UNION ALL '
+                     'SELECT "span_id",NULL,NULL,NULL,"task_id",NULL,0,2 FROM "seen"'),
         "sqlite": f'SELECT k.*,0 AS "below" FROM ({KNOWN["sqlite"]}) k UNION ALL SELECT {columns},1 '
                   f'FROM ({BELOW["sqlite"]}) b',
     }
@@ -151,19 +156,23 @@ async def known_with_bodies(conn: Any, tenant: str, trace_id: str,
             {row["span_id"]: row["body"] for row in rows if row["body"] is not None})
 
 
-async def known_and_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str],
-                          parents: list[str]) -> tuple[list[KnownSpan], list[KnownSpan]]:
-    """`known` of `span_ids`, and the level just below `parents` as `waiting_below` reads it, in one statement."""
+async def known_and_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str], parents: list[str],
+                          received_us: int) -> tuple[list[KnownSpan], list[KnownSpan], dict[str, str]]:
+    """`known` of `span_ids`, and the level just below `parents` as `waiting_below` reads it, in one statement; and
+    `seen` at `received_us`, on PostgreSQL in the same statement."""
     dialect = conn.capabilities.dialect
     ids, below = keys_for(dialect, span_ids), keys_for(dialect, parents)
     if dialect == "postgres":
-        args = [tenant, trace_id, ids, below]
+        rows = await conn.execute_query_dict(KNOWN_AND_BELOW[dialect], [tenant, trace_id, ids, below, received_us])
+        opened = {row["span_id"]: str(row["task_id"]) for row in rows if row["below"] == 2}
+        rows = [row for row in rows if row["below"] != 2]
     else:
-        args = [tenant, trace_id, ids] * 2 + [tenant, trace_id, below] * 2
-    rows = await conn.execute_query_dict(KNOWN_AND_BELOW[dialect], args)
+        opened = await seen(conn, tenant, trace_id, received_us)
+        rows = await conn.execute_query_dict(KNOWN_AND_BELOW[dialect], [tenant, trace_id, ids] * 2
+                                             + [tenant, trace_id, below] * 2)
     spans = [_known(row, bool(row["placed"])) for row in rows]
     return ([span for span, row in zip(spans, rows) if not row["below"]],
-            [span for span, row in zip(spans, rows) if row["below"]])
+            [span for span, row in zip(spans, rows) if row["below"]], opened)
 
 
 async def level_below(conn: Any, tenant: str, trace_id: str, span_ids: list[str]) -> list[KnownSpan]:
