@@ -68,9 +68,8 @@ def _known_and_below() -> dict[str, str]:
     PostgreSQL, the same statement also marks the trace's opened tasks seen at $5 (SEEN) and returns them, "below"
     2, as a data-modifying WITH, which PostgreSQL runs exactly once whatever reads it."""
     columns = '"span_id","parent_span_id","kind","received_us","task_id","tool","placed"'
-    seen = 'UPDATE "otlp_open_task" SET "seen_us"=$5 WHERE "tenant"=$1 AND "trace_id"=$2 RETURNING "span_id","task_id"'
     return {
-        "postgres": (f'WITH "seen" AS ({seen}) '
+        "postgres": (f'WITH "seen" AS ({SEEN_AT.format(seen=5, tenant=1, trace=2)}) '
                      f'SELECT k.*,0 AS "below" FROM ({KNOWN["postgres"]}) k UNION ALL SELECT {columns},1 '
                      f'FROM ({BELOW["postgres"].replace("$3::varchar[]", "$4::varchar[]")}) b UNION ALL '
                      'SELECT "span_id",NULL,NULL,NULL,"task_id",NULL,0,2 FROM "seen"'),
@@ -79,6 +78,9 @@ def _known_and_below() -> dict[str, str]:
     }
 
 
+SEEN_AT = ('UPDATE "otlp_open_task" SET "seen_us"=${seen} WHERE "tenant"=${tenant} AND "trace_id"=${trace} '
+           'RETURNING "span_id","task_id"')
+SEEN = SEEN_AT.format(seen=1, tenant=2, trace=3)
 KNOWN_AND_BELOW = _known_and_below()
 BODIES = {
     "postgres": (
@@ -248,8 +250,6 @@ async def stand_in(conn: Any, tenant: str, trace_id: str, task_id: str | None) -
 
 OPEN_COLUMNS = ("tenant", "trace_id", "span_id", "task_id", "seen_us")
 OPEN_TYPES = ("varchar", "varchar", "varchar", "uuid", "bigint")
-SEEN = ('UPDATE "otlp_open_task" SET "seen_us"=$1 WHERE "tenant"=$2 AND "trace_id"=$3 '
-        'RETURNING "span_id","task_id"')
 QUIET = 'SELECT DISTINCT "tenant","trace_id" FROM "otlp_open_task" WHERE "seen_us"<=$1'
 QUIET_IN_TRACE = ('SELECT "span_id","task_id" FROM "otlp_open_task" WHERE "tenant"=$1 AND "trace_id"=$2 '
                   'AND "seen_us"<=$3')
