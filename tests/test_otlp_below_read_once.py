@@ -7,14 +7,14 @@ tests/test_otlp_nothing_lost.py), both find the same spans below and send every 
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 
 from resolvers.otlp import ingest
 from tests.otlp_spans import agent, chat, export, new_trace_id, span
 from tests.shop import Shop
 from tests.statements import counted
 from tests.test_otlp_ingest import post, roots
-from tests.test_otlp_nothing_lost import built, scenarios
+from tests.test_otlp_nothing_lost import IN_PROCESS, posted, scenarios
 
 BELOW = ('"parent_span_id"=w.id', '"parent_span_id" IN (')
 
@@ -35,17 +35,14 @@ def comparing(agreed: list[bool]):
 
 
 @given(scenario=scenarios())
-@settings(max_examples=40, deadline=None, derandomize=True, database=None, phases=[Phase.explicit, Phase.generate],
-          suppress_health_check=list(HealthCheck))
+@IN_PROCESS
 async def test_the_level_read_with_the_export_places_as_reading_each_level_does(client, scenario):
     shop = Shop(client)
     await shop.setup()
-    spans = built(scenario, "b")
     agreed: list[bool] = []
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(ingest, "with_waiting_below", comparing(agreed))
-        for members in scenario.exports:
-            assert (await post(shop, export(*(spans[i] for i in members)))).status_code == 200
+        await posted(shop, scenario, "b")
     assert all(agreed)
 
 

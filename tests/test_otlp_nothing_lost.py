@@ -27,6 +27,7 @@ from resolvers.read.verify import verify_tree
 from tests.shop import work
 from tests.otlp_spans import agent, chat, export, marker, new_span_id, new_trace_id, tool
 from tests.servers import Server, start_server
+from tests.test_otlp_ingest import post
 
 WAIT_S = "0.5"
 PASS_SPANS = "3"
@@ -114,6 +115,18 @@ def built(scenario: Scenario, tag: str) -> list:
             made[-1].span_id = span_ids[n]
             spans_of[t, n] = made[-1]
     return [marker(spans_of[t, n]) if is_marker else spans_of[t, n] for t, n, is_marker in scenario.sent]
+
+
+IN_PROCESS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
+                      phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+
+
+async def posted(shop, scenario: Scenario, tag: str) -> None:
+    """The scenario's exports, in its order, to the shop's server in this process: for the tests that set two ways
+    of placing side by side over these scenarios (IN_PROCESS)."""
+    spans = built(scenario, tag)
+    for members in scenario.exports:
+        assert (await post(shop, export(*(spans[i] for i in members)))).status_code == 200
 
 
 async def send(server: Server, kit: str, body: bytes) -> None:

@@ -7,13 +7,13 @@ tests/test_otlp_nothing_lost.py), both leave the trace's rows alike."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 
 from resolvers.otlp import store
 from tests.otlp_spans import agent, chat, export, marker, new_trace_id
 from tests.shop import Shop
 from tests.test_otlp_ingest import post
-from tests.test_otlp_nothing_lost import built, scenarios
+from tests.test_otlp_nothing_lost import IN_PROCESS, posted, scenarios
 
 pytestmark = pytest.mark.postgres_only
 
@@ -52,18 +52,15 @@ def comparing(agreed: list[bool], at_once: list[bool]):
 
 
 @given(scenario=scenarios())
-@settings(max_examples=40, deadline=None, derandomize=True, database=None, phases=[Phase.explicit, Phase.generate],
-          suppress_health_check=list(HealthCheck))
+@IN_PROCESS
 async def test_a_pass_leaves_its_spans_alike_in_one_statement_or_four(client, scenario):
     shop = Shop(client)
     await shop.setup()
-    spans = built(scenario, "o")
     agreed: list[bool] = []
     at_once: list[bool] = []
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(store, "placed_now", comparing(agreed, at_once))
-        for members in scenario.exports:
-            assert (await post(shop, export(*(spans[i] for i in members)))).status_code == 200
+        await posted(shop, scenario, "o")
     assert all(agreed)
 
 
